@@ -1,0 +1,132 @@
+// Shared boilerplate of the in-tree backend plugins. The C entry point, version negotiation,
+// last_error storage, exception fencing, buffer bookkeeping and argument validation live here
+// once; a plugin supplies a PluginDesc and a Backend subclass whose kernels only ever see
+// validated arguments. Linked as a static library into each plugin (one copy per module).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "switchyard/abi/plugin.h"
+
+namespace sy::plugin {
+
+// An error with its ABI status: thrown by validation and factories, caught at the C boundary.
+class PluginError : public std::runtime_error {
+ public:
+  PluginError(sy_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  sy_status status() const { return status_; }
+
+ private:
+  sy_status status_;
+};
+
+// A validated tensor: host address of its first element and its shape (contiguous, ggml order).
+struct Tensor {
+  uint32_t dtype = SY_DTYPE_F32;
+  void* data = nullptr;
+  int64_t ne[4] = {1, 1, 1, 1};
+
+  int64_t rows() const { return ne[1] * ne[2] * ne[3]; }
+  int64_t nelements() const { return ne[0] * rows(); }
+  float* f32() const { return static_cast<float*>(data); }
+  const uint8_t* bytes() const { return static_cast<const uint8_t*>(data); }
+};
+
+struct KvStoreOp {
+  Tensor k, v, k_cache, v_cache;  // k, v: {D, n_tokens}; caches: {D, n_slots}
+  const int32_t* slots;           // n_tokens entries, each in [0, n_slots)
+};
+
+struct AttentionOp {
+  Tensor q, k_cache, v_cache, out;  // q, out: {head_dim, n_head, n_tokens}
+  uint32_t n_kv_head;               // divides n_head
+  uint32_t n_seqs;
+  const uint32_t* seq_token_start;  // n_seqs + 1 offsets, non-decreasing, last = n_tokens
+  const int32_t* token_pos;         // >= 0; every block a token needs is a valid block id
+  const int32_t* block_tables;
+  uint32_t max_blocks_per_seq;
+  uint32_t block_size;  // >= 1
+  float scale;
+};
+
+// A host-memory buffer: allocated (owned) or wrapping caller memory (zero copy).
+struct Buffer {
+  void* data;
+  uint64_t size;
+  bool owned;
+};
+
+struct PluginDesc;
+
+// What a plugin implements. The shared layer has checked dtypes, shapes, buffer ranges,
+// alignment and aliasing before any kernel runs; kernels may throw (bad_alloc, PluginError).
+class Backend {
+ public:
+  virtual ~Backend();
+
+  virtual void get_rows(const Tensor& table, const int32_t* ids, const Tensor& dst) = 0;
+  virtual void matmul(const Tensor& x, const Tensor& w, const Tensor& y) = 0;
+  virtual void rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) = 0;
+  virtual void rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
+                    float freq_scale, uint32_t mode) = 0;
+  virtual void add(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
+  virtual void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) = 0;
+  virtual void softmax(const Tensor& x, const Tensor& y) = 0;
+  virtual void kv_store(const KvStoreOp& op) = 0;
+  virtual void attention(const AttentionOp& op) = 0;
+
+  // Owned by the shared layer.
+  const PluginDesc* desc = nullptr;
+  std::string last_error;
+  std::unordered_set<Buffer*> buffers;  // every live buffer of this backend
+};
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+// Value of `key`, or nullptr when absent (the last occurrence wins).
+const std::string* find_param(const Params& params, const char* key);
+// Parses `key` as an integer in [1, max]; `fallback` when absent; PluginError otherwise.
+int positive_int_param(const Params& params, const char* key, int fallback, int max);
+
+struct PluginDesc {
+  const char* name;  // also the device_info name prefix and the log tag
+  const char* version;
+  const char* description;
+  uint64_t capabilities;             // SY_CAP_*
+  uint64_t weight_dtypes;            // bit (1 << sy_dtype) per accepted weight dtype
+  const char* const* known_params;   // NULL-terminated; others are logged and ignored
+  std::unique_ptr<Backend> (*make)(const Params& params);  // throws PluginError on failure
+};
+
+// Logs through the host's service table when one was given (no-op otherwise).
+void log(sy_log_level level, const std::string& message);
+
+// The shared implementations behind a plugin's C symbols (see SY_DEFINE_BACKEND_PLUGIN).
+sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t n_params,
+                         sy_backend_t* out);
+sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*));
+sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
+                       uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info);
+
+}  // namespace sy::plugin
+
+// Defines the plugin's exported entry for `desc` (a PluginDesc with static storage). The create
+// thunk exists because sy_backend_iface::create carries no context pointer.
+#define SY_DEFINE_BACKEND_PLUGIN(desc)                                                       \
+  static sy_status sy_plugin_create_thunk(const sy_param* params, size_t n_params,           \
+                                          sy_backend_t* out) {                               \
+    return ::sy::plugin::create_backend(desc, params, n_params, out);                        \
+  }                                                                                          \
+  extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version,                  \
+                                                 const sy_host_api* host,                    \
+                                                 sy_plugin_info* info) {                     \
+    static const sy_backend_iface iface = ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk); \
+    return ::sy::plugin::plugin_entry(desc, &iface, host_abi_version, host, info);           \
+  }

@@ -1,0 +1,333 @@
+#include "op_checks.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+
+#include "dtype_util.h"
+
+namespace sy::plugin::checks {
+namespace {
+
+// Checks of one op; every failure throws PluginError prefixed with the op's name.
+class Checker {
+ public:
+  Checker(const Backend& be, const char* op) : be_(be), op_(op) {}
+
+  [[noreturn]] __attribute__((format(printf, 3, 4))) void fail(sy_status status, const char* f,
+                                                                ...) const {
+    char buf[512];
+    va_list ap;
+    va_start(ap, f);
+    std::vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    throw PluginError(status, std::string(op_) + ": " + buf);
+  }
+
+  // An F32 activation tensor.
+  Tensor f32(const char* name, const sy_tensor* t) const {
+    header(name, t);
+    if (t->dtype != SY_DTYPE_F32)
+      fail(SY_ERR_INVALID_ARG, "%s has dtype %u (%s), expected F32 (0)", name, t->dtype,
+           dtype::name(t->dtype));
+    return resolve(name, t);
+  }
+
+  // A weight tensor of any dtype the backend accepts; `label` names it in the dtype message.
+  Tensor weight(const char* name, const char* label, const sy_tensor* t) const {
+    header(name, t);
+    const uint64_t mask = be_.desc ? be_.desc->weight_dtypes : 0;
+    if (t->dtype >= 64 || !((mask >> t->dtype) & 1u) || !dtype::is_known(t->dtype))
+      fail(SY_ERR_UNSUPPORTED, "%s dtype %u not supported", label, t->dtype);
+    return resolve(name, t);
+  }
+
+  void same(const char* an, const Tensor& a, int i, const char* bn, const Tensor& b, int j) const {
+    if (a.ne[i] != b.ne[j])
+      fail(SY_ERR_INVALID_ARG, "%s has ne[%d]=%" PRId64 " but %s has ne[%d]=%" PRId64, an, i,
+           a.ne[i], bn, j, b.ne[j]);
+  }
+  void same_shape(const char* an, const Tensor& a, const char* bn, const Tensor& b) const {
+    for (int i = 0; i < 4; ++i) same(an, a, i, bn, b, i);
+  }
+  void dim_is(const char* name, const Tensor& t, int i, int64_t v) const {
+    if (t.ne[i] != v)
+      fail(SY_ERR_INVALID_ARG, "%s has ne[%d]=%" PRId64 ", expected %" PRId64, name, i, t.ne[i],
+           v);
+  }
+  void at_most_2d(const char* name, const Tensor& t) const {
+    dim_is(name, t, 2, 1);
+    dim_is(name, t, 3, 1);
+  }
+  // An output that may not share any byte with an input.
+  void disjoint(const char* an, const Tensor& a, const char* bn, const Tensor& b) const {
+    if (overlap(a, b)) fail(SY_ERR_INVALID_ARG, "%s overlaps %s", an, bn);
+  }
+  // An output that may be the very same tensor as an input, but not a shifted view of it.
+  void alias_or_disjoint(const char* an, const Tensor& a, const char* bn, const Tensor& b) const {
+    if (a.data != b.data && overlap(a, b))
+      fail(SY_ERR_INVALID_ARG, "%s partially overlaps %s", an, bn);
+  }
+  void finite(const char* name, float v) const {
+    if (!std::isfinite(v)) fail(SY_ERR_INVALID_ARG, "%s=%g must be finite", name, (double)v);
+  }
+  void args_header(const void* args, uint32_t struct_size, size_t need) const {
+    if (!args) fail(SY_ERR_INVALID_ARG, "args is NULL");
+    if (struct_size < need)
+      fail(SY_ERR_INVALID_ARG, "args has struct_size %u, expected at least %zu", struct_size,
+           need);
+  }
+
+ private:
+  static bool overlap(const Tensor& a, const Tensor& b) {
+    const auto a0 = (uintptr_t)a.data, b0 = (uintptr_t)b.data;
+    const auto a1 = a0 + (uintptr_t)nbytes(a), b1 = b0 + (uintptr_t)nbytes(b);
+    return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1;
+  }
+
+  void header(const char* name, const sy_tensor* t) const {
+    if (!t) fail(SY_ERR_INVALID_ARG, "%s is NULL", name);
+    if (t->struct_size < sizeof(sy_tensor))
+      fail(SY_ERR_INVALID_ARG, "%s has struct_size %u, expected at least %zu", name,
+           t->struct_size, sizeof(sy_tensor));
+  }
+
+  Tensor resolve(const char* name, const sy_tensor* t) const {
+    for (int i = 0; i < 4; ++i)
+      if (t->ne[i] < 0)
+        fail(SY_ERR_INVALID_ARG, "%s has ne[%d]=%" PRId64 ", expected >= 0", name, i, t->ne[i]);
+    const int64_t be = dtype::block_elems(t->dtype);
+    if (t->ne[0] % be != 0)
+      fail(SY_ERR_INVALID_ARG, "%s has ne[0]=%" PRId64 ", not a multiple of the %s block size %" PRId64,
+           name, t->ne[0], dtype::name(t->dtype), be);
+    if (!t->buffer) fail(SY_ERR_INVALID_ARG, "%s has no buffer", name);
+    auto* buf = reinterpret_cast<Buffer*>(t->buffer);
+    if (!be_.buffers.count(buf))
+      fail(SY_ERR_INVALID_ARG, "%s buffer is not a live buffer of this backend", name);
+    // 128-bit arithmetic so that absurd shapes report a range error instead of wrapping.
+    unsigned __int128 bytes = (unsigned __int128)(t->ne[0] / be) * (uint64_t)dtype::block_bytes(t->dtype);
+    for (int i = 1; i < 4; ++i) bytes *= (uint64_t)t->ne[i];
+    if (t->offset > buf->size || bytes > buf->size - t->offset)
+      fail(SY_ERR_INVALID_ARG, "%s needs %s bytes at offset %" PRIu64 " but its buffer has %" PRIu64,
+           name, u128(bytes).c_str(), t->offset, buf->size);
+    Tensor out;
+    out.dtype = t->dtype;
+    out.data = static_cast<uint8_t*>(buf->data) + t->offset;
+    for (int i = 0; i < 4; ++i) out.ne[i] = t->ne[i];
+    // Kernels use typed pointers; a misaligned float* is undefined behaviour in C++.
+    const unsigned align = t->dtype == SY_DTYPE_F32 || t->dtype == SY_DTYPE_I32 ? 4 : 2;
+    if (bytes > 0 && (uintptr_t)out.data % align != 0)
+      fail(SY_ERR_INVALID_ARG, "%s data at offset %" PRIu64 " is not %u-byte aligned", name,
+           t->offset, align);
+    return out;
+  }
+
+  static std::string u128(unsigned __int128 v) {
+    std::string s;
+    do {
+      s.insert(s.begin(), char('0' + (int)(v % 10)));
+      v /= 10;
+    } while (v);
+    return s;
+  }
+
+  const Backend& be_;
+  const char* op_;
+};
+
+}  // namespace
+
+int64_t nbytes(const Tensor& t) { return dtype::row_bytes(t.dtype, t.ne[0]) * t.rows(); }
+
+GetRowsArgs get_rows(const Backend& be, const sy_tensor* table, const int32_t* ids, uint32_t n,
+                     const sy_tensor* dst) {
+  Checker c(be, "get_rows");
+  GetRowsArgs a{c.weight("table", "table", table), c.f32("dst", dst)};
+  c.at_most_2d("table", a.table);
+  c.same("dst", a.dst, 0, "table", a.table, 0);
+  if (a.dst.ne[1] != (int64_t)n)
+    c.fail(SY_ERR_INVALID_ARG, "dst has ne[1]=%" PRId64 " but n=%u", a.dst.ne[1], n);
+  c.at_most_2d("dst", a.dst);
+  if (n > 0 && !ids) c.fail(SY_ERR_INVALID_ARG, "ids is NULL");
+  for (uint32_t i = 0; i < n; ++i)
+    if (ids[i] < 0 || ids[i] >= a.table.ne[1])
+      c.fail(SY_ERR_INVALID_ARG, "ids[%u]=%d is out of range [0, %" PRId64 ")", i, ids[i],
+             a.table.ne[1]);
+  c.disjoint("dst", a.dst, "table", a.table);
+  return a;
+}
+
+MatmulArgs matmul(const Backend& be, const sy_tensor* x, const sy_tensor* w, const sy_tensor* y) {
+  Checker c(be, "matmul");
+  MatmulArgs a{c.f32("x", x), c.weight("w", "weight", w), c.f32("y", y)};
+  c.same("x", a.x, 0, "w", a.w, 0);
+  c.at_most_2d("w", a.w);
+  c.same("y", a.y, 0, "w", a.w, 1);
+  for (int i = 1; i < 4; ++i) c.same("y", a.y, i, "x", a.x, i);
+  c.disjoint("y", a.y, "x", a.x);
+  c.disjoint("y", a.y, "w", a.w);
+  return a;
+}
+
+RmsNormArgs rms_norm(const Backend& be, const sy_tensor* x, const sy_tensor* w, float eps,
+                     const sy_tensor* y) {
+  Checker c(be, "rms_norm");
+  RmsNormArgs a{c.f32("x", x), c.f32("w", w), c.f32("y", y)};
+  c.same("w", a.w, 0, "x", a.x, 0);
+  for (int i = 1; i < 4; ++i) c.dim_is("w", a.w, i, 1);
+  c.same_shape("y", a.y, "x", a.x);
+  if (!(eps >= 0.0f) || !std::isfinite(eps))
+    c.fail(SY_ERR_INVALID_ARG, "eps=%g must be finite and >= 0", (double)eps);
+  c.alias_or_disjoint("y", a.y, "x", a.x);
+  c.disjoint("y", a.y, "w", a.w);
+  return a;
+}
+
+Tensor rope(const Backend& be, const sy_tensor* x, const int32_t* pos, uint32_t n_rot,
+            float freq_base, float freq_scale, uint32_t mode) {
+  Checker c(be, "rope");
+  Tensor t = c.f32("x", x);
+  c.dim_is("x", t, 3, 1);
+  if (t.ne[2] > 0 && !pos) c.fail(SY_ERR_INVALID_ARG, "pos is NULL");
+  if (mode != SY_ROPE_NORM && mode != SY_ROPE_NEOX)
+    c.fail(SY_ERR_UNSUPPORTED, "mode %u not supported", mode);
+  if (n_rot == 0 || n_rot % 2 != 0 || (int64_t)n_rot > t.ne[0])
+    c.fail(SY_ERR_INVALID_ARG, "n_rot=%u must be even, positive and at most head_dim=%" PRId64,
+           n_rot, t.ne[0]);
+  if (!(freq_base > 0.0f) || !std::isfinite(freq_base))
+    c.fail(SY_ERR_INVALID_ARG, "freq_base=%g must be finite and positive", (double)freq_base);
+  c.finite("freq_scale", freq_scale);
+  return t;
+}
+
+static BinaryArgs binary(const Backend& be, const char* op, const char* an, const char* bn,
+                         const sy_tensor* a, const sy_tensor* b, const sy_tensor* y) {
+  Checker c(be, op);
+  BinaryArgs r{c.f32(an, a), c.f32(bn, b), c.f32("y", y)};
+  c.same_shape(bn, r.b, an, r.a);
+  c.same_shape("y", r.y, an, r.a);
+  c.alias_or_disjoint("y", r.y, an, r.a);
+  c.alias_or_disjoint("y", r.y, bn, r.b);
+  return r;
+}
+
+BinaryArgs add(const Backend& be, const sy_tensor* a, const sy_tensor* b, const sy_tensor* y) {
+  return binary(be, "add", "a", "b", a, b, y);
+}
+
+BinaryArgs swiglu(const Backend& be, const sy_tensor* gate, const sy_tensor* up,
+                  const sy_tensor* y) {
+  return binary(be, "swiglu", "gate", "up", gate, up, y);
+}
+
+UnaryArgs softmax(const Backend& be, const sy_tensor* x, const sy_tensor* y) {
+  Checker c(be, "softmax");
+  UnaryArgs a{c.f32("x", x), c.f32("y", y)};
+  c.same_shape("y", a.y, "x", a.x);
+  c.alias_or_disjoint("y", a.y, "x", a.x);
+  return a;
+}
+
+KvStoreOp kv_store(const Backend& be, const sy_kv_store_args* args) {
+  Checker c(be, "kv_store");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_kv_store_args));
+  KvStoreOp op{c.f32("k", args->k), c.f32("v", args->v), c.f32("k_cache", args->k_cache),
+               c.f32("v_cache", args->v_cache), args->slots};
+  c.at_most_2d("k", op.k);
+  c.at_most_2d("v", op.v);
+  c.at_most_2d("k_cache", op.k_cache);
+  c.at_most_2d("v_cache", op.v_cache);
+  c.same("v", op.v, 1, "k", op.k, 1);
+  c.same("k_cache", op.k_cache, 0, "k", op.k, 0);
+  c.same("v_cache", op.v_cache, 0, "v", op.v, 0);
+  c.same("v_cache", op.v_cache, 1, "k_cache", op.k_cache, 1);
+  const int64_t n_tokens = op.k.ne[1], n_slots = op.k_cache.ne[1];
+  if (n_tokens > 0 && !op.slots) c.fail(SY_ERR_INVALID_ARG, "slots is NULL");
+  for (int64_t t = 0; t < n_tokens; ++t)
+    if (op.slots[t] < 0 || op.slots[t] >= n_slots)
+      c.fail(SY_ERR_INVALID_ARG, "slots[%" PRId64 "]=%d is out of range [0, %" PRId64 ")", t,
+             op.slots[t], n_slots);
+  c.disjoint("k_cache", op.k_cache, "v_cache", op.v_cache);
+  c.disjoint("k_cache", op.k_cache, "k", op.k);
+  c.disjoint("k_cache", op.k_cache, "v", op.v);
+  c.disjoint("v_cache", op.v_cache, "k", op.k);
+  c.disjoint("v_cache", op.v_cache, "v", op.v);
+  return op;
+}
+
+AttentionOp attention(const Backend& be, const sy_attention_args* args) {
+  Checker c(be, "attention");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_attention_args));
+  AttentionOp op{c.f32("q", args->q),
+                 c.f32("k_cache", args->k_cache),
+                 c.f32("v_cache", args->v_cache),
+                 c.f32("out", args->out),
+                 args->n_kv_head,
+                 args->n_seqs,
+                 args->seq_token_start,
+                 args->token_pos,
+                 args->block_tables,
+                 args->max_blocks_per_seq,
+                 args->block_size,
+                 args->scale};
+  const int64_t head_dim = op.q.ne[0], n_head = op.q.ne[1], n_tokens = op.q.ne[2];
+  c.dim_is("q", op.q, 3, 1);
+  c.same_shape("out", op.out, "q", op.q);
+  if (op.n_kv_head == 0 || n_head % op.n_kv_head != 0)
+    c.fail(SY_ERR_INVALID_ARG, "n_kv_head=%u must be positive and divide n_head=%" PRId64,
+           op.n_kv_head, n_head);
+  c.at_most_2d("k_cache", op.k_cache);
+  c.at_most_2d("v_cache", op.v_cache);
+  const int64_t kv_width = head_dim * op.n_kv_head;
+  if (op.k_cache.ne[0] != kv_width)
+    c.fail(SY_ERR_INVALID_ARG, "k_cache has ne[0]=%" PRId64 " but head_dim*n_kv_head=%" PRId64,
+           op.k_cache.ne[0], kv_width);
+  if (op.v_cache.ne[0] != kv_width)
+    c.fail(SY_ERR_INVALID_ARG, "v_cache has ne[0]=%" PRId64 " but head_dim*n_kv_head=%" PRId64,
+           op.v_cache.ne[0], kv_width);
+  c.same("v_cache", op.v_cache, 1, "k_cache", op.k_cache, 1);
+  if (op.block_size == 0) c.fail(SY_ERR_INVALID_ARG, "block_size=0 must be positive");
+  c.finite("scale", op.scale);
+
+  const uint32_t* st = op.seq_token_start;
+  if (!st) c.fail(SY_ERR_INVALID_ARG, "seq_token_start is NULL");
+  if (st[0] != 0) c.fail(SY_ERR_INVALID_ARG, "seq_token_start[0]=%u, expected 0", st[0]);
+  for (uint32_t s = 0; s < op.n_seqs; ++s)
+    if (st[s + 1] < st[s])
+      c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u is below seq_token_start[%u]=%u", s + 1,
+             st[s + 1], s, st[s]);
+  if ((int64_t)st[op.n_seqs] != n_tokens)
+    c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u but q has %" PRId64 " tokens", op.n_seqs,
+           st[op.n_seqs], n_tokens);
+  if (n_tokens > 0 && !op.token_pos) c.fail(SY_ERR_INVALID_ARG, "token_pos is NULL");
+  if (n_tokens > 0 && !op.block_tables) c.fail(SY_ERR_INVALID_ARG, "block_tables is NULL");
+
+  const int64_t n_blocks = op.k_cache.ne[1] / op.block_size;
+  for (uint32_t s = 0; s < op.n_seqs; ++s) {
+    int64_t last_block = -1;  // highest block index any token of s reads
+    for (uint32_t t = st[s]; t < st[s + 1]; ++t) {
+      const int32_t p = op.token_pos[t];
+      if (p < 0) c.fail(SY_ERR_INVALID_ARG, "token_pos[%u]=%d is negative", t, p);
+      const int64_t b = p / op.block_size;
+      if (b >= op.max_blocks_per_seq)
+        c.fail(SY_ERR_INVALID_ARG, "token_pos[%u]=%d needs block %" PRId64 " but max_blocks_per_seq=%u",
+               t, p, b, op.max_blocks_per_seq);
+      if (b > last_block) last_block = b;
+    }
+    for (int64_t b = 0; b <= last_block; ++b) {
+      const uint64_t i = (uint64_t)s * op.max_blocks_per_seq + (uint64_t)b;
+      const int32_t id = op.block_tables[i];
+      if (id < 0 || id >= n_blocks)
+        c.fail(SY_ERR_INVALID_ARG,
+               "block_tables[%" PRIu64 "]=%d (sequence %u, block %" PRId64 ") is out of range [0, %" PRId64 ")",
+               i, id, s, b, n_blocks);
+    }
+  }
+  c.disjoint("out", op.out, "q", op.q);
+  c.disjoint("out", op.out, "k_cache", op.k_cache);
+  c.disjoint("out", op.out, "v_cache", op.v_cache);
+  return op;
+}
+
+}  // namespace sy::plugin::checks

@@ -1,0 +1,36 @@
+// The oneDNN CPU backend: matmul dispatch per weight dtype and batch size, plus vectorised ops.
+#pragma once
+
+#include <vector>
+
+#include "backend_plugin_util.h"
+#include "gemm_cache.h"
+
+namespace sy::cpu_onednn {
+
+using plugin::AttentionOp;
+using plugin::KvStoreOp;
+using plugin::Tensor;
+
+class OnednnBackend final : public plugin::Backend {
+ public:
+  explicit OnednnBackend(int threads) : threads_(threads) {}
+
+  void get_rows(const Tensor& table, const int32_t* ids, const Tensor& dst) override;
+  void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override;
+  void rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) override;
+  void rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
+            float freq_scale, uint32_t mode) override;
+  void add(const Tensor& a, const Tensor& b, const Tensor& y) override;
+  void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) override;
+  void softmax(const Tensor& x, const Tensor& y) override;
+  void kv_store(const KvStoreOp& op) override;
+  void attention(const AttentionOp& op) override;
+
+ private:
+  const int threads_;  // OpenMP team size for every parallel region and oneDNN call
+  GemmCache gemm_;
+  std::vector<float> scratch_;  // dequantised weight panels, attention scores, rope tables
+};
+
+}  // namespace sy::cpu_onednn

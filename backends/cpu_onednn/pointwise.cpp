@@ -1,0 +1,119 @@
+// rms_norm, rope, add, swiglu and softmax: AVX2 over a row, OpenMP over rows when there are
+// enough. Every loop reads an element before writing the same index, so y == x is safe.
+#include <cmath>
+
+#include "onednn_backend.h"
+#include "vec_math.h"
+
+namespace sy::cpu_onednn {
+namespace {
+
+constexpr int64_t kParallelMinValues = 1 << 16;
+
+}  // namespace
+
+void OnednnBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) {
+  const int64_t n = x.ne[0], rows = x.rows();
+  const float* wp = w.f32();
+#pragma omp parallel for schedule(static) num_threads(threads_) if (rows * n >= kParallelMinValues)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x.f32() + r * n;
+    float* yr = y.f32() + r * n;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m256 a = _mm256_loadu_ps(xr + i), b = _mm256_loadu_ps(xr + i + 8);
+      acc0 = _mm256_fmadd_ps(a, a, acc0);
+      acc1 = _mm256_fmadd_ps(b, b, acc1);
+    }
+    float ss = hsum(_mm256_add_ps(acc0, acc1));
+    for (; i < n; ++i) ss += xr[i] * xr[i];
+    const float inv = 1.0f / std::sqrt(ss / (float)n + eps);
+    const __m256 vinv = _mm256_set1_ps(inv);
+    for (i = 0; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(yr + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(xr + i), vinv),
+                                             _mm256_loadu_ps(wp + i)));
+    for (; i < n; ++i) yr[i] = xr[i] * inv * wp[i];
+  }
+}
+
+void OnednnBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
+                         float freq_scale, uint32_t mode) {
+  const int64_t head_dim = x.ne[0], n_head = x.ne[1], n_tokens = x.ne[2];
+  const int64_t half = n_rot / 2;
+  // cos/sin per (token, pair), shared by all heads; theta in double because positions reach
+  // thousands of radians, where an F32 angle is off by 1e-4.
+  scratch_.resize((size_t)(2 * n_tokens * half));
+  float* cs = scratch_.data();
+#pragma omp parallel for schedule(static) num_threads(threads_) if (n_tokens * half >= 4096)
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      const double theta = (double)pos[t] * freq_scale *
+                           std::pow((double)freq_base, -2.0 * (double)i / (double)n_rot);
+      cs[2 * (t * half + i)] = (float)std::cos(theta);
+      cs[2 * (t * half + i) + 1] = (float)std::sin(theta);
+    }
+  const bool neox = mode == SY_ROPE_NEOX;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (x.nelements() >= kParallelMinValues)
+  for (int64_t th = 0; th < n_tokens * n_head; ++th) {
+    float* v = x.f32() + th * head_dim;
+    const float* c = cs + 2 * (th / n_head) * half;
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+      const float a = v[i0], b = v[i1];
+      v[i0] = a * c[2 * i] - b * c[2 * i + 1];
+      v[i1] = a * c[2 * i + 1] + b * c[2 * i];
+    }
+  }
+}
+
+void OnednnBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {
+  const int64_t n = a.nelements();
+  const float *pa = a.f32(), *pb = b.f32();
+  float* py = y.f32();
+#pragma omp parallel for simd schedule(static) num_threads(threads_) if (n >= kParallelMinValues)
+  for (int64_t i = 0; i < n; ++i) py[i] = pa[i] + pb[i];
+}
+
+void OnednnBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) {
+  const int64_t n = gate.nelements();
+  const float *g = gate.f32(), *u = up.f32();
+  float* py = y.f32();
+  const int64_t chunks = n / 8;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (n >= kParallelMinValues)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const __m256 gv = _mm256_loadu_ps(g + 8 * c);
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), gv));
+    const __m256 silu = _mm256_div_ps(gv, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+    _mm256_storeu_ps(py + 8 * c, _mm256_mul_ps(silu, _mm256_loadu_ps(u + 8 * c)));
+  }
+  for (int64_t i = chunks * 8; i < n; ++i) py[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+void OnednnBackend::softmax(const Tensor& x, const Tensor& y) {
+  const int64_t n = x.ne[0], rows = x.rows();
+#pragma omp parallel for schedule(static) num_threads(threads_) if (rows * n >= kParallelMinValues)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x.f32() + r * n;
+    float* yr = y.f32() + r * n;
+    int64_t i = 0;
+    __m256 vmax = _mm256_set1_ps(-INFINITY);
+    for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(xr + i));
+    float mx = hmax(vmax);
+    for (; i < n; ++i) mx = std::fmax(mx, xr[i]);
+    // Subtracting the row's max keeps every exponent <= 0: no overflow for large inputs.
+    const __m256 vm = _mm256_set1_ps(mx);
+    __m256 vsum = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+      const __m256 e = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + i), vm));
+      vsum = _mm256_add_ps(vsum, e);
+      _mm256_storeu_ps(yr + i, e);
+    }
+    float sum = hsum(vsum);
+    for (; i < n; ++i) sum += yr[i] = std::exp(xr[i] - mx);
+    const float inv = 1.0f / sum;
+    for (i = 0; i < n; ++i) yr[i] *= inv;
+  }
+}
+
+}  // namespace sy::cpu_onednn

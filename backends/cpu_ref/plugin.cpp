@@ -1,0 +1,26 @@
+// Entry point of the cpu_ref plugin.
+#include "backend_plugin_util.h"
+#include "ref_backend.h"
+
+namespace {
+
+std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params&) {
+  return std::make_unique<sy::cpu_ref::RefBackend>();
+}
+
+const char* const kKnownParams[] = {nullptr};
+
+const sy::plugin::PluginDesc kDesc = {
+    "cpu_ref",
+    "0.1.0",
+    "Reference CPU backend: scalar C++ with double accumulators, the ground truth for tests",
+    SY_CAP_ZERO_COPY_HOST,
+    (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) | (1ull << SY_DTYPE_BF16) |
+        (1ull << SY_DTYPE_Q8_0),
+    kKnownParams,
+    &make,
+};
+
+}  // namespace
+
+SY_DEFINE_BACKEND_PLUGIN(kDesc)

@@ -1,0 +1,68 @@
+// rms_norm, rope, add, swiglu and softmax, computed in double. Each reads an element before
+// writing the same element, so the allowed aliasing (y == x) is safe.
+#include <cmath>
+#include <vector>
+
+#include "ref_backend.h"
+
+namespace sy::cpu_ref {
+
+void RefBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) {
+  const int64_t n = x.ne[0];
+  for (int64_t r = 0; r < x.rows(); ++r) {
+    const float* xr = x.f32() + r * n;
+    float* yr = y.f32() + r * n;
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; ++i) ss += (double)xr[i] * xr[i];
+    const double inv = 1.0 / std::sqrt(ss / (double)n + eps);
+    for (int64_t i = 0; i < n; ++i) yr[i] = (float)(xr[i] * inv * w.f32()[i]);
+  }
+}
+
+void RefBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
+                      float freq_scale, uint32_t mode) {
+  const int64_t head_dim = x.ne[0], n_head = x.ne[1], n_tokens = x.ne[2];
+  const int64_t half = n_rot / 2;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t h = 0; h < n_head; ++h) {
+      float* v = x.f32() + (t * n_head + h) * head_dim;
+      for (int64_t i = 0; i < half; ++i) {
+        const double theta = (double)pos[t] * freq_scale *
+                             std::pow((double)freq_base, -2.0 * (double)i / (double)n_rot);
+        // NORM pairs adjacent values; NEOX pairs value i with value i + n_rot/2.
+        const int64_t i0 = mode == SY_ROPE_NEOX ? i : 2 * i;
+        const int64_t i1 = mode == SY_ROPE_NEOX ? i + half : 2 * i + 1;
+        const double a = v[i0], b = v[i1];
+        v[i0] = (float)(a * std::cos(theta) - b * std::sin(theta));
+        v[i1] = (float)(a * std::sin(theta) + b * std::cos(theta));
+      }
+    }
+  }
+}
+
+void RefBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {
+  for (int64_t i = 0; i < a.nelements(); ++i)
+    y.f32()[i] = (float)((double)a.f32()[i] + (double)b.f32()[i]);
+}
+
+void RefBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) {
+  for (int64_t i = 0; i < gate.nelements(); ++i) {
+    const double g = gate.f32()[i];
+    y.f32()[i] = (float)(g / (1.0 + std::exp(-g)) * up.f32()[i]);
+  }
+}
+
+void RefBackend::softmax(const Tensor& x, const Tensor& y) {
+  const int64_t n = x.ne[0];
+  std::vector<double> e(n);
+  for (int64_t r = 0; r < x.rows(); ++r) {
+    const float* xr = x.f32() + r * n;
+    double mx = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, xr[i]);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += e[i] = std::exp((double)xr[i] - mx);
+    for (int64_t i = 0; i < n; ++i) y.f32()[r * n + i] = (float)(e[i] / sum);
+  }
+}
+
+}  // namespace sy::cpu_ref

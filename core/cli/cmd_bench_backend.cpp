@@ -1,0 +1,106 @@
+// switchyard bench-backend: prefill and decode tokens/s of one sequence on a backend, and the
+// fraction of measured memory bandwidth decode achieves (weight bytes per token x tokens/s /
+// copy bandwidth). Run, not a test: numbers depend on the machine.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "engine/variant.h"
+#include "host/host_api.h"
+#include "model/generator.h"
+
+namespace sy::cli {
+namespace {
+
+// Best of several memcpy passes over buffers far larger than the caches: bytes copied per second.
+double copy_bandwidth() {
+  const size_t n = 256u << 20;
+  std::vector<char> a(n, 1), b(n, 2);
+  double best = 0;
+  for (int i = 0; i < 5; ++i) {
+    const int64_t t0 = now_ns();
+    std::memcpy(b.data(), a.data(), n);
+    const double s = (now_ns() - t0) / 1e9;
+    best = std::max(best, n / s);
+    std::swap(a, b);
+  }
+  return best;
+}
+
+struct Figures {
+  double prefill_tps = 0, decode_tps = 0;
+};
+
+Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens) {
+  auto& m = *v.model;
+  std::vector<int32_t> blocks;
+  const uint32_t total = prompt_len + decode_tokens;
+  if (!v.cache->pool().allocate(v.cache->blocks_for(total), blocks))
+    throw std::runtime_error("KV cache too small for the benchmark");
+  std::vector<int32_t> prompt(prompt_len);
+  for (uint32_t i = 0; i < prompt_len; ++i) prompt[i] = 3 + (i * 7) % 256;
+  model::SeqInput in{prompt.data(), prompt_len, 0, &blocks, true};
+  m.forward({in}, *v.cache);  // warm-up: primitives, pages, caches
+  Figures f;
+  int64_t t0 = now_ns();
+  auto logits = m.forward({in}, *v.cache);
+  f.prefill_tps = prompt_len / ((now_ns() - t0) / 1e9);
+  int32_t tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  t0 = now_ns();
+  for (uint32_t i = 0; i < decode_tokens; ++i) {
+    model::SeqInput d{&tok, 1, prompt_len + i, &blocks, true};
+    logits = m.forward({d}, *v.cache);
+    tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  }
+  f.decode_tps = decode_tokens / ((now_ns() - t0) / 1e9);
+  v.cache->pool().release(blocks);
+  return f;
+}
+
+}  // namespace
+
+int cmd_bench_backend(int argc, char** argv) {
+  Args a(argc, argv, 2, {"backend", "dtypes", "preset", "prompt-len", "decode-tokens", "models-dir", "threads"},
+         {"help"});
+  if (a.has("help")) {
+    std::printf("usage: switchyard bench-backend [--backend cpu_onednn] [--dtypes f32,q8_0] [--preset dense-100m]\n"
+                "                                [--prompt-len 256] [--decode-tokens 32] [--models-dir models]\n");
+    return 0;
+  }
+  const std::string backend = a.str("backend", "cpu_onednn"), preset = a.str("preset", "dense-100m");
+  const uint32_t prompt_len = static_cast<uint32_t>(a.integer("prompt-len", 256));
+  const uint32_t decode_tokens = static_cast<uint32_t>(a.integer("decode-tokens", 32));
+  std::vector<std::string> dtypes;
+  std::stringstream ss(a.str("dtypes", "f32,q8_0"));
+  for (std::string d; std::getline(ss, d, ',');) dtypes.push_back(d);
+
+  const double bw = copy_bandwidth();
+  std::printf("memcpy bandwidth: %.2f GB/s copied (%.2f GB/s read+write)\n", bw / 1e9, 2 * bw / 1e9);
+  std::printf("%-6s %-10s %8s %10s %12s %12s %10s %10s\n", "dtype", "backend", "params", "MB/token",
+              "prefill t/s", "decode t/s", "bw frac", "bw frac rw");
+  for (const auto& dt : dtypes) {
+    Config cfg;
+    cfg.model.path = a.str("models-dir", "models") + "/" + preset + "-" + dt + ".gguf";
+    cfg.model.generate = preset;
+    cfg.model.dtype = dt;
+    cfg.backend.plugin = backend;
+    if (a.has("threads")) cfg.backend.params.emplace_back("threads", a.str("threads"));
+    cfg.scheduler.plugin = "fixed_window";
+    cfg.engine.max_seqs = 1;
+    cfg.engine.max_context = prompt_len + decode_tokens + 16;
+    auto v = engine::Variant::build(cfg);
+    const Figures f = measure(*v, prompt_len, decode_tokens);
+    const double bytes = static_cast<double>(v->model->weight_bytes());
+    std::printf("%-6s %-10s %7.1fM %10.1f %12.1f %12.2f %10.2f %10.2f\n", dt.c_str(), backend.c_str(),
+                v->model->n_params() / 1e6, bytes / 1e6, f.prefill_tps, f.decode_tps,
+                bytes * f.decode_tps / bw, bytes * f.decode_tps / (2 * bw));
+  }
+  return 0;
+}
+
+}  // namespace sy::cli

@@ -1,0 +1,60 @@
+// switchyard info: a GGUF file's metadata and tensor table.
+#include <cstdio>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "dtype_util.h"
+#include "gguf/gguf.h"
+
+namespace sy::cli {
+namespace {
+
+std::string show(const gguf::Value& v) {
+  using gguf::ValueType;
+  std::ostringstream os;
+  switch (v.type) {
+    case ValueType::STRING: os << '"' << v.s << '"'; break;
+    case ValueType::BOOL: os << (v.u ? "true" : "false"); break;
+    case ValueType::FLOAT32: case ValueType::FLOAT64: os << v.f; break;
+    case ValueType::INT8: case ValueType::INT16: case ValueType::INT32: case ValueType::INT64: os << v.i; break;
+    case ValueType::ARRAY: {
+      os << "[" << gguf::value_type_name(v.array_type) << " x " << v.array.size() << "]";
+      if (!v.array.empty()) {
+        os << " {";
+        for (size_t i = 0; i < v.array.size() && i < 4; ++i) os << (i ? ", " : "") << show(v.array[i]);
+        os << (v.array.size() > 4 ? ", ...}" : "}");
+      }
+      break;
+    }
+    default: os << v.u;
+  }
+  return os.str();
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  Args a(argc, argv, 2, {}, {"help"});
+  if (a.has("help") || a.positional().size() != 1) {
+    std::printf("usage: switchyard info FILE.gguf\n");
+    if (a.positional().size() != 1 && !a.has("help")) throw UsageError("expected one GGUF file");
+    return 0;
+  }
+  auto f = gguf::File::open(a.positional()[0]);
+  std::printf("%s: GGUF v%u, alignment %u, %zu metadata keys, %zu tensors\n", a.positional()[0].c_str(),
+              f->version(), f->alignment(), f->metadata().size(), f->tensors().size());
+  for (const auto& [k, v] : f->metadata()) std::printf("  %-44s %s\n", k.c_str(), show(v).c_str());
+  uint64_t bytes = 0, params = 0;
+  for (const auto& t : f->tensors()) {
+    std::string dims;
+    for (uint32_t d = 0; d < t.n_dims; ++d) dims += (d ? ", " : "") + std::to_string(t.ne[d]);
+    std::printf("  %-32s %-5s {%s}\n", t.name.c_str(), dtype::name(t.type), dims.c_str());
+    bytes += t.nbytes;
+    params += t.n_elements();
+  }
+  std::printf("total: %.2fM parameters, %.2f MiB of tensor data\n", params / 1e6, bytes / 1048576.0);
+  return 0;
+}
+
+}  // namespace sy::cli

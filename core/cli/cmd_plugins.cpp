@@ -1,0 +1,39 @@
+// switchyard plugins: every plugin file found, and why any was refused.
+#include <cstdio>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "host/plugin_host.h"
+
+namespace sy::cli {
+
+int cmd_plugins(int argc, char** argv) {
+  Args a(argc, argv, 2, {"dir"}, {"help", "verbose"});
+  if (a.has("help")) {
+    std::printf("usage: switchyard plugins [--dir D] [--verbose]\n");
+    return 0;
+  }
+  std::vector<std::filesystem::path> dirs;
+  if (a.has("dir")) dirs.emplace_back(a.str("dir"));
+  for (auto& d : PluginHost::default_dirs()) dirs.push_back(d);
+  PluginHost host(dirs);
+  std::printf("search path:");
+  for (const auto& d : dirs) std::printf(" %s", d.c_str());
+  std::printf("\n");
+  int refused = 0;
+  for (const auto& r : host.scan()) {
+    if (r.loaded) {
+      std::printf("  ok       %-10s %-14s %-6s ABI %s  %s\n", plugin_kind_name(r.kind), r.name.c_str(),
+                  r.version.c_str(), version_string(r.abi_version).c_str(), r.description.c_str());
+      if (a.has("verbose"))
+        std::printf("           path %s, capabilities 0x%llx\n", r.path.c_str(),
+                    static_cast<unsigned long long>(r.capabilities));
+    } else {
+      ++refused;
+      std::printf("  refused  %s\n", r.refusal.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace sy::cli

@@ -1,0 +1,12 @@
+// The `switchyard` subcommands; each returns the process exit code.
+#pragma once
+
+namespace sy::cli {
+
+int cmd_mkmodel(int argc, char** argv);
+int cmd_run(int argc, char** argv);
+int cmd_info(int argc, char** argv);
+int cmd_plugins(int argc, char** argv);
+int cmd_bench_backend(int argc, char** argv);
+
+}  // namespace sy::cli

@@ -1,0 +1,47 @@
+// switchyard: the command-line entry point.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: switchyard <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run [--config X.toml] [--prompt TEXT]   generate text (no config: embedded default)\n"
+    "  mkmodel --out F.gguf [--preset P | --shape S.toml] [--dtype D] [--seed N] [shape flags]\n"
+    "  info FILE.gguf                          print a GGUF file's metadata and tensors\n"
+    "  plugins [--dir D]                       list plugins found and why any was refused\n"
+    "  bench-backend [--backend B]             decode/prefill tokens/s and memory-bandwidth use\n"
+    "\n"
+    "run `switchyard <command> --help` for a command's options\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (cmd == "run") return sy::cli::cmd_run(argc, argv);
+    if (cmd == "mkmodel") return sy::cli::cmd_mkmodel(argc, argv);
+    if (cmd == "info") return sy::cli::cmd_info(argc, argv);
+    if (cmd == "plugins") return sy::cli::cmd_plugins(argc, argv);
+    if (cmd == "bench-backend") return sy::cli::cmd_bench_backend(argc, argv);
+    std::fprintf(stderr, "switchyard: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    return 2;
+  } catch (const sy::cli::UsageError& e) {
+    std::fprintf(stderr, "switchyard %s: %s\n", cmd.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "switchyard %s: error: %s\n", cmd.c_str(), e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,114 @@
+#include "config/config.h"
+
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "config/toml_reader.h"
+
+namespace sy {
+namespace {
+
+const toml::table* sub_table(const std::string& origin, const toml::table& root, const char* key) {
+  const toml::node* n = root.get(key);
+  if (!n) return nullptr;
+  if (!n->is_table())
+    throw ConfigError(where(origin, n->source()) + ": " + key + ": expected a table, got " +
+                      TableReader::type_name(*n));
+  return n->as_table();
+}
+
+}  // namespace
+
+Config parse_config(const std::string& text, const std::string& origin) {
+  const toml::table root = parse_toml(text, origin);
+  Config c;
+  c.origin = origin;
+  TableReader top(origin, root, "");
+  top.read_string("log_level", c.log_level);
+  top.read_string_array("plugin_dirs", c.plugin_dirs);
+  for (const char* t : {"model", "backend", "scheduler", "engine", "sampling"}) top.mark(t);
+  top.reject_unknown();
+  if (auto* t = sub_table(origin, root, "model")) {
+    TableReader r(origin, *t, "model.");
+    r.read_string("path", c.model.path, true);
+    r.read_string("generate", c.model.generate);
+    r.read_int("seed", c.model.seed, 0, INT64_MAX);
+    r.read_string("dtype", c.model.dtype);
+    if (c.model.dtype != "f32" && c.model.dtype != "f16" && c.model.dtype != "bf16" &&
+        c.model.dtype != "q8_0")
+      r.fail(*t->get("dtype"), "dtype", "must be f32, f16, bf16 or q8_0, got '" + c.model.dtype + "'");
+    r.reject_unknown();
+  } else {
+    throw ConfigError(origin + ":1:1: model: required table [model] is missing");
+  }
+  for (auto [key, choice] : {std::pair{"backend", &c.backend}, std::pair{"scheduler", &c.scheduler}}) {
+    const toml::table* t = sub_table(origin, root, key);
+    if (!t) throw ConfigError(origin + ":1:1: " + key + ": required table [" + key + "] is missing");
+    TableReader r(origin, *t, std::string(key) + ".");
+    r.read_string("plugin", choice->plugin, true);
+    r.rest_as_params(choice->params);
+  }
+  if (auto* t = sub_table(origin, root, "engine")) {
+    TableReader r(origin, *t, "engine.");
+    r.read_int("kv_block_size", c.engine.kv_block_size, 1, 4096);
+    r.read_int("kv_blocks", c.engine.kv_blocks, 0, 1 << 24);
+    r.read_int("max_seqs", c.engine.max_seqs, 1, 65536);
+    r.read_int("max_batch_tokens", c.engine.max_batch_tokens, 1, 1 << 20);
+    r.read_int("max_context", c.engine.max_context, 0, 1 << 24);
+    r.reject_unknown();
+  }
+  if (auto* t = sub_table(origin, root, "sampling")) {
+    TableReader r(origin, *t, "sampling.");
+    r.read_float("temperature", c.sampling.temperature, 0.0, 100.0);
+    r.read_int("top_k", c.sampling.top_k, 0, 1 << 24);
+    r.read_float("top_p", c.sampling.top_p, 0.0, 1.0);
+    r.read_int("seed", c.sampling.seed, 0, INT64_MAX);
+    r.read_int("max_tokens", c.sampling.max_tokens, 1, 1 << 20);
+    r.reject_unknown();
+  }
+  return c;
+}
+
+toml::table parse_toml(const std::string& text, const std::string& origin) {
+  try {
+    return toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(where(origin, e.source()) + ": syntax error: " + std::string(e.description()));
+  }
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path.string() + ": cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Config load_config(const std::filesystem::path& path) {
+  return parse_config(read_text_file(path), path.string());
+}
+
+model::ModelShape load_shape(const std::filesystem::path& path, const std::string& base_preset) {
+  const std::string origin = path.string();
+  const toml::table root = parse_toml(read_text_file(path), origin);
+  TableReader top(origin, root, "");
+  std::string preset = base_preset;
+  top.read_string("preset", preset);
+  model::ModelShape s = preset.empty() ? model::ModelShape{} : model::preset_shape(preset);
+  top.read_int("n_vocab", s.n_vocab, 259, 1 << 22);
+  top.read_int("n_ctx", s.n_ctx, 1, 1 << 24);
+  top.read_int("n_embd", s.n_embd, 1, 1 << 16);
+  top.read_int("n_layer", s.n_layer, 1, 512);
+  top.read_int("n_ff", s.n_ff, 1, 1 << 20);
+  top.read_int("n_head", s.n_head, 1, 1024);
+  top.read_int("n_head_kv", s.n_head_kv, 1, 1024);
+  top.read_float("rope_freq_base", s.rope_freq_base, 1.0, 1e9);
+  top.read_float("rms_eps", s.rms_eps, 0.0, 1.0);
+  top.read_bool("tied_output", s.tied_output);
+  top.reject_unknown();
+  return s;
+}
+
+}  // namespace sy

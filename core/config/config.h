@@ -1,0 +1,68 @@
+// Engine configuration from TOML (TOML++). Every error names the file, the line and the key.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/backend.h"
+#include "model/generator.h"
+
+namespace sy {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct PluginChoice {
+  std::string plugin;  // name (looked up in plugin dirs) or a path
+  Params params;       // every other key of the table, as text
+};
+
+struct ModelConfig {
+  std::string path;       // GGUF file
+  std::string generate;   // preset to write at `path` when the file is missing ("" = never)
+  uint64_t seed = 1;      // for generate
+  std::string dtype = "f32";
+};
+
+struct EngineConfig {
+  uint32_t kv_block_size = 16;
+  uint32_t kv_blocks = 0;         // 0: enough for max_seqs full contexts
+  uint32_t max_seqs = 16;         // requests holding KV at once
+  uint32_t max_batch_tokens = 2048;  // tokens one forward pass may carry
+  uint32_t max_context = 0;       // 0: the model's context length
+};
+
+struct SamplingDefaults {
+  float temperature = 0.0f;
+  int32_t top_k = 0;
+  float top_p = 1.0f;
+  uint64_t seed = 0;
+  uint32_t max_tokens = 32;
+};
+
+struct Config {
+  std::string origin;  // file name, for messages
+  ModelConfig model;
+  PluginChoice backend;
+  PluginChoice scheduler;
+  EngineConfig engine;
+  SamplingDefaults sampling;
+  std::vector<std::filesystem::path> plugin_dirs;  // searched before the defaults
+  std::string log_level = "warn";
+};
+
+// Throws ConfigError("<file>:<line>:<col>: <key>: <problem>").
+Config load_config(const std::filesystem::path& path);
+Config parse_config(const std::string& text, const std::string& origin);
+
+// A model shape from TOML: optional `preset = "..."` as the base, then any ModelShape field by
+// name (n_vocab, n_ctx, n_embd, n_layer, n_ff, n_head, n_head_kv, rope_freq_base, rms_eps,
+// tied_output). Unknown keys are refused.
+model::ModelShape load_shape(const std::filesystem::path& path, const std::string& base_preset = "");
+
+}  // namespace sy

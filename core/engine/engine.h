@@ -1,0 +1,72 @@
+// The engine loop: each step asks the scheduler plugin for a plan, checks it, executes it on the
+// model (allocating KV blocks, preempting), samples, and retires finished requests.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/request.h"
+#include "host/scheduler.h"
+#include "model/kv_cache.h"
+#include "model/llama_model.h"
+
+namespace sy::engine {
+
+struct EngineLimits {
+  uint32_t max_seqs = 16;
+  uint32_t max_batch_tokens = 2048;
+  uint32_t max_context = 0;  // 0: model's
+  int32_t eos = -1;
+};
+
+struct StepStats {
+  uint32_t n_seqs = 0;
+  uint32_t n_tokens = 0;
+  uint32_t n_prefill_tokens = 0;
+  uint32_t n_decode = 0;
+  int64_t wait_ns = 0;  // when nothing ran: how long the scheduler asked to wait
+  bool plan_rejected = false;
+};
+
+class Engine {
+ public:
+  Engine(model::LlamaModel& model, model::KvCache& cache, Scheduler& scheduler, EngineLimits limits);
+
+  // Queues a request; throws std::invalid_argument when it can never run (empty prompt, prompt +
+  // max_new_tokens over the context).
+  uint64_t submit(RequestSpec spec, int64_t arrival_ns = 0);
+  StepStats step();
+  // Steps until no request is left, sleeping through the scheduler's wait windows.
+  void run_until_idle();
+
+  bool idle() const { return waiting_.empty() && running_.empty(); }
+  size_t n_waiting() const { return waiting_.size(); }
+  size_t n_running() const { return running_.size(); }
+  const Request& request(uint64_t id) const { return *all_.at(id); }
+  const std::map<uint64_t, std::unique_ptr<Request>>& requests() const { return all_; }
+  uint64_t invalid_plans() const { return invalid_plans_; }
+  std::function<void(const Request&, int32_t token)> on_token;  // called as tokens are sampled
+
+ private:
+  std::string validate(const sy_sched_plan& plan) const;
+  void fallback_plan(sy_sched_plan& plan) const;
+  void preempt(Request& r);
+  void finish(Request& r, FinishReason why, int64_t now);
+
+  model::LlamaModel& model_;
+  model::KvCache& cache_;
+  Scheduler& sched_;
+  EngineLimits lim_;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::unique_ptr<Request>> all_;
+  std::vector<Request*> waiting_;  // arrival order (preempted ones go back to the front)
+  std::vector<Request*> running_;  // admission order
+  std::vector<sy_sched_entry> entries_;
+  std::vector<uint64_t> preempt_;
+  uint64_t invalid_plans_ = 0;
+};
+
+}  // namespace sy::engine

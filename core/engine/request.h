@@ -1,0 +1,47 @@
+// One generation request and its life in the engine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "text/sampler.h"
+
+namespace sy::engine {
+
+struct RequestSpec {
+  std::vector<int32_t> prompt;
+  uint32_t max_new_tokens = 16;
+  text::SamplingParams sampling;
+  int32_t priority = 0;
+  bool stop_at_eos = true;
+  uint32_t path = 0;  // triage tag (0 = full)
+};
+
+enum class FinishReason { none, stop, length, context, aborted };
+const char* finish_reason_name(FinishReason r);
+
+struct Request {
+  uint64_t id = 0;
+  RequestSpec spec;
+  int64_t arrival_ns = 0;
+  // Progress
+  std::vector<int32_t> output;
+  uint32_t num_computed = 0;  // tokens of prompt+output whose keys are cached
+  std::vector<int32_t> blocks;
+  bool running = false;
+  uint32_t num_preemptions = 0;
+  FinishReason finish = FinishReason::none;
+  // Timing on the host clock
+  int64_t first_scheduled_ns = 0;
+  std::vector<int64_t> token_ns;  // when each output token was produced
+  int64_t finish_ns = 0;
+  text::Sampler sampler{text::SamplingParams{}};
+
+  uint32_t known_tokens() const { return static_cast<uint32_t>(spec.prompt.size() + output.size()); }
+  int32_t token_at(uint32_t i) const {
+    return i < spec.prompt.size() ? spec.prompt[i] : output[i - spec.prompt.size()];
+  }
+};
+
+}  // namespace sy::engine

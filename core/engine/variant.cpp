@@ -1,0 +1,71 @@
+#include "engine/variant.h"
+
+#include <algorithm>
+
+#include "host/log.h"
+#include "model/generator.h"
+
+namespace sy::engine {
+
+Variant::~Variant() {
+  // Tear down in dependency order: engine, scheduler, cache and model before the backend, and
+  // plugins last.
+  engine.reset();
+  scheduler.reset();
+  cache.reset();
+  model.reset();
+  backend.reset();
+}
+
+void ensure_model_file(const ModelConfig& m) {
+  if (std::filesystem::exists(m.path) || m.generate.empty()) return;
+  const auto shape = model::preset_shape(m.generate);
+  const auto parent = std::filesystem::path(m.path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  logger()->info("generating {} ({} {}, seed {}) at {}", m.generate, m.dtype,
+                 model::count_params(shape), m.seed, m.path);
+  model::write_random_llama(shape, m.dtype, m.seed, m.path);
+}
+
+std::unique_ptr<Variant> Variant::build(const Config& config) {
+  auto v = std::make_unique<Variant>();
+  v->config = config;
+  std::vector<std::filesystem::path> dirs = config.plugin_dirs;
+  for (auto& d : PluginHost::default_dirs()) dirs.push_back(d);
+  PluginHost host(dirs);
+  v->backend_plugin = host.load(SY_PLUGIN_BACKEND, config.backend.plugin);
+  v->scheduler_plugin = host.load(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
+  v->backend = std::make_unique<Backend>(v->backend_plugin, config.backend.params);
+  if (!v->backend->device().available)
+    throw std::runtime_error("backend " + config.backend.plugin + " reports no usable device");
+  ensure_model_file(config.model);
+  v->file = gguf::File::open(config.model.path);
+  v->model = std::make_unique<model::LlamaModel>(*v->file, *v->backend);
+  try {
+    v->tokenizer = text::Tokenizer::from_gguf(*v->file);
+  } catch (const std::exception& e) {
+    logger()->warn("{}: no text tokenizer ({}); token ids only", config.model.path, e.what());
+  }
+  const auto& hp = v->model->hparams();
+  const uint32_t ctx = config.engine.max_context ? std::min(config.engine.max_context, hp.n_ctx) : hp.n_ctx;
+  const uint32_t bs = config.engine.kv_block_size;
+  uint32_t blocks = config.engine.kv_blocks;
+  if (blocks == 0) {
+    // Enough for max_seqs full contexts, capped at 1 GiB of cache but never below one context.
+    const uint64_t per_block = uint64_t(bs) * v->model->kv_row_width() * 4 * 2 * hp.n_layer;
+    const uint64_t per_ctx = (ctx + bs - 1) / bs;
+    blocks = static_cast<uint32_t>(std::max<uint64_t>(
+        per_ctx, std::min<uint64_t>(per_ctx * config.engine.max_seqs, (1ull << 30) / per_block)));
+  }
+  v->cache = std::make_unique<model::KvCache>(*v->backend, hp.n_layer, v->model->kv_row_width(), bs, blocks);
+  v->scheduler = std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);
+  EngineLimits lim;
+  lim.max_seqs = config.engine.max_seqs;
+  lim.max_batch_tokens = config.engine.max_batch_tokens;
+  lim.max_context = ctx;
+  lim.eos = v->tokenizer ? v->tokenizer->vocab().eos : -1;
+  v->engine = std::make_unique<Engine>(*v->model, *v->cache, *v->scheduler, lim);
+  return v;
+}
+
+}  // namespace sy::engine

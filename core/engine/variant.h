@@ -1,0 +1,38 @@
+// One runnable variant: the plugins, model, cache, scheduler and engine a Config names.
+#pragma once
+
+#include <memory>
+
+#include "config/config.h"
+#include "engine/engine.h"
+#include "gguf/gguf.h"
+#include "host/backend.h"
+#include "host/plugin_host.h"
+#include "host/scheduler.h"
+#include "model/kv_cache.h"
+#include "model/llama_model.h"
+#include "text/tokenizer.h"
+
+namespace sy::engine {
+
+struct Variant {
+  Config config;
+  std::shared_ptr<Plugin> backend_plugin, scheduler_plugin;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<gguf::File> file;
+  std::unique_ptr<model::LlamaModel> model;
+  std::unique_ptr<model::KvCache> cache;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<text::Tokenizer> tokenizer;  // null for files without a text vocab
+  std::unique_ptr<Engine> engine;
+
+  // Loads everything or throws (PluginError, BackendError, gguf::Error, std::runtime_error) with
+  // the reason; nothing half-built survives a failure.
+  static std::unique_ptr<Variant> build(const Config& config);
+  ~Variant();
+};
+
+// Writes the configured preset at config.model.path when the file is missing and `generate` is set.
+void ensure_model_file(const ModelConfig& model);
+
+}  // namespace sy::engine

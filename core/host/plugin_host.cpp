@@ -1,0 +1,194 @@
+#include "host/plugin_host.h"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <cstdlib>
+#include <sstream>
+
+#include "host/host_api.h"
+#include "host/log.h"
+
+namespace sy {
+namespace fs = std::filesystem;
+
+const char* plugin_kind_name(uint32_t kind) {
+  switch (kind) {
+    case SY_PLUGIN_BACKEND: return "backend";
+    case SY_PLUGIN_SCHEDULER: return "scheduler";
+    default: return "unknown";
+  }
+}
+
+std::string version_string(uint32_t packed) {
+  return std::to_string(SY_VERSION_MAJOR(packed)) + "." + std::to_string(SY_VERSION_MINOR(packed));
+}
+
+Plugin::~Plugin() {
+  // The plugin joins its threads in shutdown; only then may its code be unmapped.
+  if (info_.shutdown) info_.shutdown();
+}
+
+const sy_backend_iface* Plugin::backend_iface() const {
+  return info_.kind == SY_PLUGIN_BACKEND ? static_cast<const sy_backend_iface*>(info_.iface)
+                                         : nullptr;
+}
+const sy_scheduler_iface* Plugin::scheduler_iface() const {
+  return info_.kind == SY_PLUGIN_SCHEDULER ? static_cast<const sy_scheduler_iface*>(info_.iface)
+                                           : nullptr;
+}
+
+PluginHost::PluginHost(std::vector<fs::path> search_dirs) : dirs_(std::move(search_dirs)) {}
+
+std::string PluginHost::file_name(sy_plugin_kind kind, const std::string& name) {
+  return std::string("switchyard_") + plugin_kind_name(kind) + "_" + name + ".so";
+}
+
+std::vector<fs::path> PluginHost::default_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("SWITCHYARD_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    for (std::string item; std::getline(ss, item, ':');)
+      if (!item.empty()) dirs.emplace_back(item);
+  }
+  dirs.push_back(boost::dll::program_location().parent_path() / "plugins");
+  return dirs;
+}
+
+namespace {
+
+// Size of the 1.0 tables: a plugin's table must at least cover them.
+constexpr uint32_t kBackendIfaceV1Size = sizeof(sy_backend_iface);
+constexpr uint32_t kSchedulerIfaceV1Size = sizeof(sy_scheduler_iface);
+
+std::string cstr(const char* s) { return s ? s : ""; }
+
+}  // namespace
+
+std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t expected_kind) const {
+  auto fail = [&](const std::string& why) -> PluginError {
+    return PluginError("plugin " + path.string() + ": " + why);
+  };
+  if (!fs::exists(path)) throw fail("no such file");
+
+  auto lib = std::make_unique<boost::dll::shared_library>();
+  try {
+    lib->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    throw fail(std::string("cannot be loaded: ") + e.what());
+  }
+  if (!lib->has(SY_PLUGIN_ENTRY_SYMBOL))
+    throw fail("missing entry symbol '" SY_PLUGIN_ENTRY_SYMBOL "'");
+  auto entry = lib->get<sy_status(uint32_t, const sy_host_api*, sy_plugin_info*)>(
+      SY_PLUGIN_ENTRY_SYMBOL);
+
+  auto plugin = std::shared_ptr<Plugin>(new Plugin());
+  char error_buf[1024] = {0};
+  sy_plugin_info& info = plugin->info_;
+  info.struct_size = sizeof(sy_plugin_info);
+  info.error_buf = error_buf;
+  info.error_buf_size = sizeof(error_buf);
+  sy_status st;
+  try {
+    st = entry(SY_ABI_VERSION, host_api(), &info);
+  } catch (...) {
+    // A C entry must not throw; refuse the plugin rather than let it unwind through the host.
+    info = {};
+    throw fail("entry threw an exception across the C ABI");
+  }
+  error_buf[sizeof(error_buf) - 1] = 0;
+  info.error_buf = nullptr;
+  info.error_buf_size = 0;
+  if (st != SY_OK) {
+    const std::string why = error_buf[0] ? error_buf : "no reason given";
+    info.shutdown = nullptr;  // a failed entry owns nothing to shut down
+    throw fail("init failed (status " + std::to_string(static_cast<int>(st)) + "): " + why);
+  }
+  const uint32_t v = info.abi_version;
+  if (SY_VERSION_MAJOR(v) != SY_ABI_VERSION_MAJOR) {
+    info.shutdown = nullptr;
+    throw fail("ABI major version mismatch: plugin implements " + version_string(v) +
+               ", host implements " + version_string(SY_ABI_VERSION));
+  }
+  if (SY_VERSION_MINOR(v) > SY_ABI_VERSION_MINOR) {
+    info.shutdown = nullptr;
+    throw fail("plugin implements ABI " + version_string(v) + ", newer than the host's " +
+               version_string(SY_ABI_VERSION));
+  }
+  if (info.kind != SY_PLUGIN_BACKEND && info.kind != SY_PLUGIN_SCHEDULER)
+    throw fail("unknown plugin kind " + std::to_string(info.kind));
+  if (expected_kind && info.kind != expected_kind)
+    throw fail(std::string("is a ") + plugin_kind_name(info.kind) + " plugin, expected a " +
+               plugin_kind_name(expected_kind) + " plugin");
+  if (!info.iface) throw fail("entry returned no function table");
+  const uint32_t table_size = *static_cast<const uint32_t*>(info.iface);
+  const uint32_t need =
+      info.kind == SY_PLUGIN_BACKEND ? kBackendIfaceV1Size : kSchedulerIfaceV1Size;
+  if (table_size < need)
+    throw fail("function table has struct_size " + std::to_string(table_size) + ", ABI 1.0 needs " +
+               std::to_string(need));
+  if (info.kind == SY_PLUGIN_SCHEDULER) {
+    auto* s = plugin->scheduler_iface();
+    if (!s->create || !s->destroy || !s->plan || !s->last_error)
+      throw fail("scheduler table lacks create, destroy, plan or last_error");
+  } else {
+    auto* b = plugin->backend_iface();
+    if (!b->create || !b->destroy || !b->last_error || !b->buffer_alloc || !b->buffer_free)
+      throw fail("backend table lacks create, destroy, last_error or buffer functions");
+  }
+  plugin->name_ = cstr(info.name);
+  plugin->version_ = cstr(info.version);
+  plugin->description_ = cstr(info.description);
+  plugin->path_ = path;
+  plugin->lib_ = std::move(lib);
+  logger()->info("loaded {} plugin '{}' {} (ABI {}) from {}", plugin_kind_name(info.kind),
+                 plugin->name_, plugin->version_, version_string(v), path.string());
+  return plugin;
+}
+
+std::shared_ptr<Plugin> PluginHost::load(sy_plugin_kind kind, const std::string& name) const {
+  if (name.find('/') != std::string::npos) return load_file(name, kind);
+  const std::string file = file_name(kind, name);
+  for (const auto& dir : dirs_) {
+    const fs::path p = dir / file;
+    if (fs::exists(p)) return load_file(p, kind);
+  }
+  std::string where;
+  for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d.string();
+  throw PluginError(std::string(plugin_kind_name(kind)) + " plugin '" + name + "' not found: no " +
+                    file + " in [" + where + "]");
+}
+
+std::vector<PluginReport> PluginHost::scan() const {
+  std::vector<PluginReport> out;
+  for (const auto& dir : dirs_) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const auto fname = e.path().filename().string();
+      if (fname.rfind("switchyard_", 0) == 0 && e.path().extension() == ".so")
+        files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      PluginReport r;
+      r.path = f;
+      try {
+        auto p = load_file(f);
+        r.loaded = true;
+        r.name = p->name();
+        r.version = p->version();
+        r.description = p->description();
+        r.kind = p->kind();
+        r.abi_version = p->abi_version();
+        r.capabilities = p->capabilities();
+      } catch (const PluginError& e) {
+        r.refusal = e.what();
+      }
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace sy

@@ -1,0 +1,86 @@
+// Finds plugins by name in configured directories, loads them with Boost.DLL (RTLD_NOW |
+// RTLD_LOCAL), runs the ABI handshake and refuses a bad plugin with the reason, leaving the host
+// and every plugin already loaded untouched.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "switchyard/abi/plugin.h"
+
+namespace boost::dll {
+class shared_library;
+}
+
+namespace sy {
+
+class PluginError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+const char* plugin_kind_name(uint32_t kind);  // "backend", "scheduler"
+std::string version_string(uint32_t packed);  // "1.0"
+
+// A loaded plugin. Keeps the library mapped while any backend or scheduler made from it lives.
+class Plugin {
+ public:
+  ~Plugin();
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const std::string& description() const { return description_; }
+  const std::filesystem::path& path() const { return path_; }
+  uint32_t kind() const { return info_.kind; }
+  uint32_t abi_version() const { return info_.abi_version; }
+  uint64_t capabilities() const { return info_.capabilities; }
+  // The plugin's table for its kind; the caller checks kind() first.
+  const sy_backend_iface* backend_iface() const;
+  const sy_scheduler_iface* scheduler_iface() const;
+
+ private:
+  friend class PluginHost;
+  Plugin() = default;
+  std::unique_ptr<boost::dll::shared_library> lib_;
+  sy_plugin_info info_{};
+  std::string name_, version_, description_;
+  std::filesystem::path path_;
+};
+
+// What `switchyard plugins` lists: every candidate file and whether it loaded.
+struct PluginReport {
+  std::filesystem::path path;
+  bool loaded = false;
+  std::string refusal;  // why not, when !loaded
+  std::string name, version, description;
+  uint32_t kind = 0, abi_version = 0;
+  uint64_t capabilities = 0;
+};
+
+class PluginHost {
+ public:
+  explicit PluginHost(std::vector<std::filesystem::path> search_dirs);
+  const std::vector<std::filesystem::path>& search_dirs() const { return dirs_; }
+
+  // Loads switchyard_<kind>_<name>.so from the first directory that has it; a name with a '/'
+  // is taken as a path. Throws PluginError("plugin '<name>' (<path>): <reason>").
+  std::shared_ptr<Plugin> load(sy_plugin_kind kind, const std::string& name) const;
+  std::shared_ptr<Plugin> load_file(const std::filesystem::path& path,
+                                    uint32_t expected_kind = 0) const;
+  std::vector<PluginReport> scan() const;
+
+  // The file name a plugin of this kind and name has: "switchyard_backend_cpu_ref.so".
+  static std::string file_name(sy_plugin_kind kind, const std::string& name);
+  // <directory of the running executable>/plugins, then $SWITCHYARD_PLUGIN_PATH entries.
+  static std::vector<std::filesystem::path> default_dirs();
+
+ private:
+  std::vector<std::filesystem::path> dirs_;
+};
+
+}  // namespace sy

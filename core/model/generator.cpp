@@ -1,0 +1,147 @@
+#include "model/generator.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "dtype_util.h"
+#include "gguf/gguf.h"
+#include "text/tokenizer.h"
+
+namespace sy::model {
+namespace {
+
+// splitmix64: tiny, portable, and the same stream on every platform.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  float uniform() { return (next() >> 40) * (1.0f / 16777216.0f); }  // [0, 1)
+  float normal() {  // Box-Muller
+    const float u1 = std::max(uniform(), 1e-7f), u2 = uniform();
+    return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853f * u2);
+  }
+};
+
+uint32_t dtype_id(const std::string& d) {
+  if (d == "f32") return SY_DTYPE_F32;
+  if (d == "f16") return SY_DTYPE_F16;
+  if (d == "bf16") return SY_DTYPE_BF16;
+  if (d == "q8_0") return SY_DTYPE_Q8_0;
+  throw std::invalid_argument("unknown dtype '" + d + "' (expected f32, f16, bf16 or q8_0)");
+}
+
+uint32_t file_type(uint32_t t) {  // llama_ftype
+  switch (t) {
+    case SY_DTYPE_F16: return 1;
+    case SY_DTYPE_Q8_0: return 7;
+    case SY_DTYPE_BF16: return 32;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+ModelShape preset_shape(const std::string& name) {
+  ModelShape s;
+  if (name == "dense-tiny") return s;
+  if (name == "dense-small") {
+    s.n_vocab = 512; s.n_ctx = 2048; s.n_embd = 256; s.n_layer = 4; s.n_ff = 704;
+    s.n_head = 8; s.n_head_kv = 4;
+    return s;
+  }
+  if (name == "dense-100m") {  // 99.9M parameters
+    s.n_vocab = 4096; s.n_ctx = 4096; s.n_embd = 768; s.n_layer = 12; s.n_ff = 2816;
+    s.n_head = 12; s.n_head_kv = 4; s.tied_output = true;
+    return s;
+  }
+  std::string known;
+  for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown preset '" + name + "' (known: " + known + ")");
+}
+
+std::vector<std::string> preset_names() { return {"dense-tiny", "dense-small", "dense-100m"}; }
+
+uint64_t count_params(const ModelShape& s) {
+  const uint64_t E = s.n_embd, hd = s.n_embd / s.n_head;
+  const uint64_t per_layer = 2 * E + E * E * 2 + 2 * E * hd * s.n_head_kv + 3 * E * s.n_ff;
+  return uint64_t(s.n_vocab) * E * (s.tied_output ? 1 : 2) + E + per_layer * s.n_layer;
+}
+
+void write_random_llama(const ModelShape& s, const std::string& dtype, uint64_t seed,
+                        const std::filesystem::path& path) {
+  const uint32_t wt = dtype_id(dtype);
+  if (s.n_head == 0 || s.n_embd % s.n_head || s.n_head_kv == 0 || s.n_head % s.n_head_kv)
+    throw std::invalid_argument("n_head must divide n_embd and n_head_kv must divide n_head");
+  if (s.n_vocab < 259) throw std::invalid_argument("n_vocab must be at least 259 (3 specials + 256 bytes)");
+  if (wt == SY_DTYPE_Q8_0 && (s.n_embd % 32 || s.n_ff % 32))
+    throw std::invalid_argument("q8_0 needs n_embd and n_ff to be multiples of 32");
+  const uint32_t hd = s.n_embd / s.n_head;
+  using gguf::Value;
+  gguf::Writer w;
+  w.set("general.architecture", Value::of_str("llama"));
+  w.set("general.name", Value::of_str("switchyard-random-" + std::to_string(count_params(s) / 1000000) + "M"));
+  w.set("general.file_type", Value::of_u32(file_type(wt)));
+  if (wt == SY_DTYPE_Q8_0) w.set("general.quantization_version", Value::of_u32(2));
+  w.set("llama.vocab_size", Value::of_u32(s.n_vocab));
+  w.set("llama.context_length", Value::of_u32(s.n_ctx));
+  w.set("llama.embedding_length", Value::of_u32(s.n_embd));
+  w.set("llama.block_count", Value::of_u32(s.n_layer));
+  w.set("llama.feed_forward_length", Value::of_u32(s.n_ff));
+  w.set("llama.attention.head_count", Value::of_u32(s.n_head));
+  w.set("llama.attention.head_count_kv", Value::of_u32(s.n_head_kv));
+  w.set("llama.rope.dimension_count", Value::of_u32(hd));
+  w.set("llama.rope.freq_base", Value::of_f32(s.rope_freq_base));
+  w.set("llama.attention.layer_norm_rms_epsilon", Value::of_f32(s.rms_eps));
+
+  const text::Vocab vocab = text::byte_level_vocab(static_cast<int32_t>(s.n_vocab));
+  std::vector<int32_t> types;
+  for (auto t : vocab.types) types.push_back(static_cast<int32_t>(t));
+  w.set("tokenizer.ggml.model", Value::of_str("llama"));
+  w.set("tokenizer.ggml.tokens", Value::of_str_array(vocab.tokens));
+  w.set("tokenizer.ggml.scores", Value::of_f32_array(vocab.scores));
+  w.set("tokenizer.ggml.token_type", Value::of_i32_array(types));
+  w.set("tokenizer.ggml.bos_token_id", Value::of_u32(vocab.bos));
+  w.set("tokenizer.ggml.eos_token_id", Value::of_u32(vocab.eos));
+  w.set("tokenizer.ggml.unknown_token_id", Value::of_u32(vocab.unk));
+  w.set("tokenizer.ggml.add_bos_token", Value::of_bool(true));
+
+  Rng rng{seed};
+  std::vector<float> f;
+  std::vector<uint8_t> bytes;
+  // Matrices get N(0, gain^2 / fan_in) so activations keep unit scale through the stack.
+  auto add = [&](const std::string& name, std::vector<int64_t> ne, float stddev, bool is_norm) {
+    int64_t n = 1;
+    for (auto d : ne) n *= d;
+    f.resize(n);
+    for (auto& v : f) v = is_norm ? 1.0f + 0.1f * rng.normal() : stddev * rng.normal();
+    const uint32_t t = is_norm ? uint32_t(SY_DTYPE_F32) : wt;
+    bytes.resize(dtype::row_bytes(t, ne[0]) * (n / ne[0]));
+    const int64_t rb = dtype::row_bytes(t, ne[0]);
+    for (int64_t r = 0; r < n / ne[0]; ++r) dtype::row_from_f32(t, f.data() + r * ne[0], bytes.data() + r * rb, ne[0]);
+    w.add_tensor(name, t, ne, bytes.data(), bytes.size());
+  };
+  const int64_t E = s.n_embd, V = s.n_vocab, F = s.n_ff, Q = int64_t(hd) * s.n_head, KV = int64_t(hd) * s.n_head_kv;
+  const float res_gain = 1.0f / std::sqrt(2.0f * s.n_layer);
+  add("token_embd.weight", {E, V}, 1.0f, false);
+  add("output_norm.weight", {E}, 0, true);
+  if (!s.tied_output) add("output.weight", {E, V}, 1.0f / std::sqrt(float(E)), false);
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    add(b + "attn_norm.weight", {E}, 0, true);
+    add(b + "attn_q.weight", {E, Q}, 1.0f / std::sqrt(float(E)), false);
+    add(b + "attn_k.weight", {E, KV}, 1.0f / std::sqrt(float(E)), false);
+    add(b + "attn_v.weight", {E, KV}, 1.0f / std::sqrt(float(E)), false);
+    add(b + "attn_output.weight", {Q, E}, res_gain / std::sqrt(float(Q)), false);
+    add(b + "ffn_norm.weight", {E}, 0, true);
+    add(b + "ffn_gate.weight", {E, F}, 1.0f / std::sqrt(float(E)), false);
+    add(b + "ffn_up.weight", {E, F}, 1.0f / std::sqrt(float(E)), false);
+    add(b + "ffn_down.weight", {F, E}, res_gain / std::sqrt(float(F)), false);
+  }
+  w.write(path);
+}
+
+}  // namespace sy::model

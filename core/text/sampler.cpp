@@ -1,0 +1,124 @@
+// Sampler: greedy, or temperature + top-k + top-p. The RNG and the draw are our own code so a
+// seed gives the same tokens with any standard library.
+#include "text/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace sy::text {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+uint64_t splitmix64(uint64_t& x) {
+  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+// NaN ranks below everything, so it is never picked while a number is there.
+float clean(float x) {
+  return std::isnan(x) ? kNegInf : x;
+}
+
+}  // namespace
+
+Sampler::Sampler(const SamplingParams& params) : params_(params) {
+  uint64_t x = params.seed;
+  for (auto& s : state_) s = splitmix64(x);
+}
+
+double Sampler::next_uniform() {  // xoshiro256**
+  const uint64_t result = rotl(state_[1] * 5, 7) * 9;
+  const uint64_t t = state_[1] << 17;
+  state_[2] ^= state_[0];
+  state_[3] ^= state_[1];
+  state_[1] ^= state_[2];
+  state_[0] ^= state_[3];
+  state_[2] ^= t;
+  state_[3] = rotl(state_[3], 45);
+  return double(result >> 11) * 0x1.0p-53;
+}
+
+int32_t Sampler::sample(const float* logits, int32_t n_vocab) {
+  if (n_vocab <= 0) throw std::invalid_argument("Sampler::sample: n_vocab must be positive");
+  if (!(params_.temperature > 0.0f)) {  // greedy (also for a NaN temperature)
+    int32_t best = 0;
+    for (int32_t i = 1; i < n_vocab; ++i)
+      if (clean(logits[i]) > clean(logits[best])) best = i;
+    return best;
+  }
+
+  // Higher logit first, ties to the lower id: the order top-k and top-p cut in.
+  auto before = [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  };
+  auto& c = scratch_;
+  c.resize(n_vocab);
+  for (int32_t i = 0; i < n_vocab; ++i) c[i] = {clean(logits[i]), i, 0.0};
+
+  int32_t n = n_vocab;
+  bool sorted = false;
+  if (params_.top_k > 0 && params_.top_k < n_vocab) {
+    n = params_.top_k;
+    std::nth_element(c.begin(), c.begin() + (n - 1), c.end(), before);
+    std::sort(c.begin(), c.begin() + n, before);
+    sorted = true;
+  }
+
+  float max = kNegInf;
+  for (int32_t i = 0; i < n; ++i) max = std::max(max, c[i].logit);
+  const double inv_t = 1.0 / double(params_.temperature);
+  double total = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    // An infinite maximum (all -inf, or some +inf) shares the mass among the logits equal to it.
+    c[i].weight = std::isinf(max) ? double(c[i].logit == max)
+                                  : std::exp((double(c[i].logit) - double(max)) * inv_t);
+    total += c[i].weight;
+  }
+
+  if (params_.top_p < 1.0f) {
+    // The smallest sorted prefix holding top_p of the mass. Without top-k only the prefix gets
+    // sorted, grown geometrically, so a peaked distribution costs O(n_vocab).
+    const double target = double(std::max(params_.top_p, 0.0f)) * total;
+    double cum = 0;
+    int32_t done = 0, keep = n;
+    for (int32_t m = sorted ? n : std::min(n, 64);; m = int32_t(std::min<int64_t>(n, 4LL * m))) {
+      if (!sorted) {
+        if (m < n) std::nth_element(c.begin() + done, c.begin() + (m - 1), c.begin() + n, before);
+        std::sort(c.begin() + done, c.begin() + m, before);
+      }
+      for (; done < m; ++done) {
+        cum += c[done].weight;
+        if (cum >= target) break;
+      }
+      if (done < m) {
+        keep = done + 1;
+        break;
+      }
+      if (m == n) break;  // rounding kept everyone
+    }
+    n = keep;
+    total = 0;
+    for (int32_t i = 0; i < n; ++i) total += c[i].weight;
+  }
+
+  // Candidates are walked in the order they stand: sorted when cut, else by id.
+  const double r = next_uniform() * total;
+  double cum = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    cum += c[i].weight;
+    if (r < cum) return c[i].id;
+  }
+  return c[n - 1].id;  // rounding left r at the very top
+}
+
+}  // namespace sy::text

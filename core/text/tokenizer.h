@@ -1,0 +1,87 @@
+// Text <-> token ids from a GGUF vocabulary: SentencePiece-style ("llama") with byte fallback,
+// which also serves the byte-level vocab that `mkmodel` writes, and GPT-2 byte-level BPE ("gpt2").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sy::gguf {
+class File;
+}
+
+namespace sy::text {
+
+enum class TokenType : int32_t {
+  NORMAL = 1,
+  UNKNOWN = 2,
+  CONTROL = 3,
+  USER_DEFINED = 4,
+  UNUSED = 5,
+  BYTE = 6,
+};
+
+struct Vocab {
+  std::string model;  // "llama" or "gpt2"
+  std::vector<std::string> tokens;
+  std::vector<float> scores;        // empty or one per token
+  std::vector<TokenType> types;     // empty or one per token
+  std::vector<std::string> merges;  // gpt2: "a b" in rank order
+  int32_t bos = -1, eos = -1, unk = -1, pad = -1;
+  bool add_bos = true;
+  bool add_space_prefix = true;  // llama: prepend a space ("▁") as SentencePiece does
+};
+
+// The vocab mkmodel writes: <unk>, <s>, </s>, the 256 byte tokens <0x00>..<0xFF>, then unused
+// padding tokens up to n_vocab (>= 259). It is a valid llama.cpp "llama" vocabulary.
+Vocab byte_level_vocab(int32_t n_vocab);
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  // add_bos: prepend the BOS token (callers normally pass vocab().add_bos); throws
+  // std::runtime_error when asked for a BOS the vocabulary lacks. Empty text encodes to no
+  // tokens. USER_DEFINED tokens are matched literally, as llama.cpp does without special parsing.
+  virtual std::vector<int32_t> encode(std::string_view text, bool add_bos) const = 0;
+  // Text of one token as it appears in output (byte tokens yield their raw byte; control,
+  // unknown and unused tokens yield ""). Throws std::out_of_range for a bad id.
+  virtual std::string piece(int32_t id) const = 0;
+  // Whole-sequence text: drops the one leading space that add_space_prefix introduced ("llama"),
+  // and turns the "▁" that byte tokens spell out back into a space.
+  std::string decode(const std::vector<int32_t>& ids) const;
+  const Vocab& vocab() const { return vocab_; }
+  int32_t n_vocab() const { return (int32_t)vocab_.tokens.size(); }
+
+  static std::unique_ptr<Tokenizer> create(Vocab vocab);  // throws std::runtime_error
+  // Reads tokenizer.ggml.* keys; throws std::runtime_error naming the missing/bad key.
+  static std::unique_ptr<Tokenizer> from_gguf(const sy::gguf::File& file);
+
+ protected:
+  explicit Tokenizer(Vocab v) : vocab_(std::move(v)) {}
+  Vocab vocab_;
+};
+
+// Streaming form of decode(): push() returns the text complete so far and holds back a trailing
+// incomplete UTF-8 sequence (byte tokens split characters across tokens) until a later push or
+// finish(). decode(ids) equals the concatenation of push(id)... and finish() with
+// strip_space_prefix = (model "llama" && add_space_prefix). The Tokenizer must outlive it.
+class Detokenizer {
+ public:
+  // strip_space_prefix: drop one leading space (pass false when decoding a continuation).
+  Detokenizer(const Tokenizer& tokenizer, bool strip_space_prefix);
+  std::string push(int32_t id);
+  std::string finish();
+
+ private:
+  std::string take_complete();
+  void flush_bytes(bool all);
+  const Tokenizer& tok_;
+  bool spm_;
+  bool strip_;
+  std::string bytes_;    // spm: byte-token bytes that may still be the start of a "▁"
+  std::string pending_;  // decoded text not returned yet (an incomplete UTF-8 tail)
+};
+
+}  // namespace sy::text

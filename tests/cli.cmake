@@ -1,0 +1,25 @@
+# The CLI end to end: each command once, and its errors.
+set(SY_CLI $<TARGET_FILE:switchyard>)
+set(SY_FIX ${CMAKE_CURRENT_SOURCE_DIR}/fixtures)
+add_test(NAME cli_mkmodel COMMAND ${SY_CLI} mkmodel --preset dense-tiny --dtype q8_0 --seed 3
+  --out ${CMAKE_BINARY_DIR}/cli-models/mk-q8.gguf)
+set_tests_properties(cli_mkmodel PROPERTIES FIXTURES_SETUP cli_model
+  PASS_REGULAR_EXPRESSION "wrote .*mk-q8.gguf: llama, 0.1M parameters, q8_0")
+add_test(NAME cli_info COMMAND ${SY_CLI} info ${CMAKE_BINARY_DIR}/cli-models/mk-q8.gguf)
+set_tests_properties(cli_info PROPERTIES FIXTURES_REQUIRED cli_model
+  PASS_REGULAR_EXPRESSION "general.architecture +\"llama\".*blk.1.ffn_down.weight +Q8_0 +\\{128, 64\\}")
+add_test(NAME cli_plugins COMMAND ${SY_CLI} plugins --dir ${CMAKE_BINARY_DIR}/test_plugins)
+set_tests_properties(cli_plugins PROPERTIES
+  PASS_REGULAR_EXPRESSION "refused .*bad_major.so: ABI major version mismatch.*ok +backend +cpu_onednn")
+add_test(NAME cli_run COMMAND ${SY_CLI} run --config ${SY_FIX}/cli_tiny.toml --prompt "hello"
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(cli_run PROPERTIES PASS_REGULAR_EXPRESSION "\\[0\\] hello.*1 requests, 8 tokens")
+add_test(NAME cli_run_bad_config COMMAND ${SY_CLI} run --config ${SY_FIX}/cli_bad_key.toml)
+set_tests_properties(cli_run_bad_config PROPERTIES
+  PASS_REGULAR_EXPRESSION "cli_bad_key.toml:11:12: engine.max_seqs: expected an integer, got string")
+add_test(NAME cli_run_bad_plugin COMMAND ${SY_CLI} run --config ${SY_FIX}/cli_bad_plugin.toml
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(cli_run_bad_plugin PROPERTIES ENVIRONMENT SWITCHYARD_PLUGIN_PATH=${CMAKE_BINARY_DIR}/test_plugins
+  PASS_REGULAR_EXPRESSION "switchyard_scheduler_bad_major.so: ABI major version mismatch: plugin implements 2.0")
+add_test(NAME cli_unknown_option COMMAND ${SY_CLI} mkmodel --out x.gguf --n-layers 3)
+set_tests_properties(cli_unknown_option PROPERTIES PASS_REGULAR_EXPRESSION "unknown option --n-layers")

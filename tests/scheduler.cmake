@@ -1,0 +1,3 @@
+switchyard_add_test(test_fixed_window SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_fixed_window.cpp
+  LIBS switchyard_core)
+add_dependencies(test_fixed_window switchyard_scheduler_fixed_window)

@@ -1,0 +1,127 @@
+// Config errors name the file, the line and the key.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "config/config.h"
+
+using sy::ConfigError;
+using sy::parse_config;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_config(text, "bad.toml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "parsed";
+}
+
+const char* kGood = R"([model]
+path = "m.gguf"
+generate = "dense-tiny"
+dtype = "q8_0"
+
+[backend]
+plugin = "cpu_onednn"
+threads = 2
+
+[scheduler]
+plugin = "fixed_window"
+max_batch = 8
+wait_window_ms = 2.5
+greedy = true
+
+[engine]
+kv_block_size = 32
+max_seqs = 4
+
+[sampling]
+temperature = 0.7
+top_k = 40
+)";
+
+}  // namespace
+
+TEST(Config, ParsesEverySection) {
+  const sy::Config c = parse_config(kGood, "good.toml");
+  EXPECT_EQ(c.model.path, "m.gguf");
+  EXPECT_EQ(c.model.generate, "dense-tiny");
+  EXPECT_EQ(c.model.dtype, "q8_0");
+  EXPECT_EQ(c.backend.plugin, "cpu_onednn");
+  EXPECT_EQ(c.backend.params, (sy::Params{{"threads", "2"}}));
+  EXPECT_EQ(c.scheduler.plugin, "fixed_window");
+  EXPECT_EQ(c.scheduler.params,
+            (sy::Params{{"greedy", "true"}, {"max_batch", "8"}, {"wait_window_ms", "2.5"}}));  // key order
+  EXPECT_EQ(c.engine.kv_block_size, 32u);
+  EXPECT_EQ(c.engine.max_seqs, 4u);
+  EXPECT_FLOAT_EQ(c.sampling.temperature, 0.7f);
+  EXPECT_EQ(c.sampling.top_k, 40);
+}
+
+TEST(Config, SyntaxErrorNamesFileLineAndColumn) {
+  const std::string e = error_of("[model]\npath = \"m.gguf\"\nseed = = 3\n");
+  EXPECT_EQ(e.rfind("bad.toml:3:", 0), 0u) << e;
+  EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
+}
+
+TEST(Config, WrongTypeNamesTheKeyAndLine) {
+  EXPECT_EQ(error_of("[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n"
+                     "[engine]\nmax_seqs = \"many\"\n"),
+            "bad.toml:8:12: engine.max_seqs: expected an integer, got string");
+  EXPECT_EQ(error_of("[model]\npath = 3\n"), "bad.toml:2:8: model.path: expected a string, got integer");
+}
+
+TEST(Config, MissingAndUnknownKeys) {
+  EXPECT_EQ(error_of("[model]\ngenerate = \"dense-tiny\"\n"), "bad.toml:1:1: model.path: required key is missing");
+  EXPECT_EQ(error_of("[model]\npath = \"m\"\n"), "bad.toml:1:1: backend: required table [backend] is missing");
+  EXPECT_EQ(error_of("[model]\npath = \"m\"\npaht = \"x\"\n"), "bad.toml:3:1: model.paht: unknown key");
+  EXPECT_EQ(error_of("[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n"
+                     "[engin]\nmax_seqs = 3\n"),
+            "bad.toml:7:2: engin: unknown key");
+}
+
+TEST(Config, RangeAndEnumChecks) {
+  const std::string base = "[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n";
+  EXPECT_EQ(error_of(base + "[sampling]\ntop_p = 1.5\n"), "bad.toml:8:9: sampling.top_p: must be in [0, 1], got 1.5");
+  EXPECT_EQ(error_of(base + "[engine]\nkv_block_size = 0\n"),
+            "bad.toml:8:17: engine.kv_block_size: must be in [1, 4096], got 0");
+  EXPECT_EQ(error_of("[model]\npath = \"m\"\ndtype = \"q4\"\n"),
+            "bad.toml:3:9: model.dtype: must be f32, f16, bf16 or q8_0, got 'q4'");
+  EXPECT_EQ(error_of(base + "[scheduler.extra]\nx = 1\n"),
+            "bad.toml:7:1: scheduler.extra: plugin parameters must be scalars, got table");
+}
+
+TEST(Config, LoadConfigNamesAMissingFile) {
+  try {
+    sy::load_config("/nonexistent/dir/x.toml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/dir/x.toml: cannot open file");
+  }
+}
+
+TEST(Config, ShippedConfigsParse) {
+  for (const char* f : {"configs/dense.toml"}) {
+    const sy::Config c = sy::load_config(std::string(SWITCHYARD_SOURCE_DIR) + "/" + f);
+    EXPECT_FALSE(c.model.path.empty()) << f;
+  }
+}
+
+TEST(Config, ShapeFromToml) {
+  const std::string path = testing::TempDir() + "/shape.toml";
+  std::ofstream(path) << "preset = \"dense-small\"\nn_layer = 3\ntied_output = true\n";
+  const auto s = sy::load_shape(path);
+  EXPECT_EQ(s.n_layer, 3u);
+  EXPECT_EQ(s.n_embd, 256u);
+  EXPECT_TRUE(s.tied_output);
+  std::ofstream(path) << "n_layers = 3\n";
+  try {
+    sy::load_shape(path);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":1:1: n_layers: unknown key");
+  }
+}

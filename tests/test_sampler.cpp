@@ -1,0 +1,199 @@
+// Sampler: greedy and top-k=1 pick the argmax, seeds reproduce, frequencies follow the softmax,
+// and top-p never leaves the nucleus.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <vector>
+
+#include "text/sampler.h"
+
+namespace sy::text {
+namespace {
+
+SamplingParams params(float temperature, int32_t top_k = 0, float top_p = 1.0f,
+                      uint64_t seed = 1234) {
+  SamplingParams p;
+  p.temperature = temperature;
+  p.top_k = top_k;
+  p.top_p = top_p;
+  p.seed = seed;
+  return p;
+}
+
+std::vector<double> softmax(const std::vector<float>& logits, double temperature) {
+  std::vector<double> p(logits.size());
+  const double mx = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (size_t i = 0; i < p.size(); ++i) sum += p[i] = std::exp((logits[i] - mx) / temperature);
+  for (auto& x : p) x /= sum;
+  return p;
+}
+
+std::vector<double> frequencies(Sampler& s, const std::vector<float>& logits, int draws) {
+  std::vector<double> f(logits.size());
+  for (int i = 0; i < draws; ++i) {
+    const int32_t t = s.sample(logits.data(), int32_t(logits.size()));
+    EXPECT_GE(t, 0);
+    EXPECT_LT(t, int32_t(logits.size()));
+    f[t] += 1.0 / draws;
+  }
+  return f;
+}
+
+// Deterministic pseudo-random logits (a small LCG, independent of the sampler's RNG).
+std::vector<float> make_logits(int n, uint32_t seed) {
+  std::vector<float> l(n);
+  for (auto& x : l) {
+    seed = seed * 1664525u + 1013904223u;
+    x = float(seed >> 8) / float(1 << 24) * 8.0f - 4.0f;
+  }
+  return l;
+}
+
+TEST(Sampler, GreedyIsArgmaxLowestIdOnTies) {
+  Sampler s(params(0.0f));
+  const std::vector<float> l = {1.0f, 3.0f, -2.0f, 3.0f, 2.5f};
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(s.sample(l.data(), 5), 1);
+  const std::vector<float> one = {-7.0f};
+  EXPECT_EQ(s.sample(one.data(), 1), 0);
+  const std::vector<float> with_nan = {NAN, -1.0f, NAN, 0.5f};
+  EXPECT_EQ(s.sample(with_nan.data(), 4), 3);
+  for (int n = 10; n < 200; n += 37) {
+    const auto r = make_logits(n, n);
+    const auto best = int32_t(std::max_element(r.begin(), r.end()) - r.begin());
+    EXPECT_EQ(s.sample(r.data(), n), best);
+  }
+  EXPECT_THROW(s.sample(l.data(), 0), std::invalid_argument);
+}
+
+TEST(Sampler, TopK1IsGreedyAtAnyTemperature) {
+  const std::vector<float> ties = {0.0f, 2.0f, 2.0f, 1.0f};
+  for (float t : {0.1f, 0.7f, 1.0f, 5.0f, 100.0f}) {
+    Sampler s(params(t, 1, 1.0f, 99));
+    for (int i = 0; i < 50; ++i) {
+      const auto r = make_logits(300, 7 * i + 1);
+      const auto best = int32_t(std::max_element(r.begin(), r.end()) - r.begin());
+      ASSERT_EQ(s.sample(r.data(), 300), best) << "temperature " << t;
+    }
+    EXPECT_EQ(s.sample(ties.data(), 4), 1);
+    // top_p on top of top_k = 1 changes nothing.
+    Sampler sp(params(t, 1, 0.3f, 99));
+    EXPECT_EQ(sp.sample(ties.data(), 4), 1);
+  }
+}
+
+TEST(Sampler, SeedReproducesAndSeedsDiffer) {
+  auto run = [](uint64_t seed, const SamplingParams& base) {
+    SamplingParams p = base;
+    p.seed = seed;
+    Sampler s(p);
+    std::vector<int32_t> out;
+    for (int i = 0; i < 300; ++i) {
+      const auto l = make_logits(500, i + 1);
+      out.push_back(s.sample(l.data(), 500));
+    }
+    return out;
+  };
+  for (const SamplingParams& p :
+       {params(1.0f), params(0.8f, 40), params(1.2f, 0, 0.9f), params(0.9f, 100, 0.95f)}) {
+    const auto a = run(42, p), b = run(42, p), c = run(43, p);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+    EXPECT_GT(std::set<int32_t>(a.begin(), a.end()).size(), 20u);  // actually random
+  }
+  EXPECT_EQ(Sampler(params(1.0f, 0, 1.0f, 5)).params().seed, 5u);
+}
+
+TEST(Sampler, FrequenciesMatchSoftmax) {
+  const std::vector<float> l = {0.0f, 1.0f, 2.0f, 0.5f, -1.0f};
+  for (float t : {1.0f, 0.5f, 2.0f}) {
+    Sampler s(params(t, 0, 1.0f, 7));
+    const auto f = frequencies(s, l, 20000);
+    const auto p = softmax(l, t);
+    for (size_t i = 0; i < l.size(); ++i)
+      EXPECT_NEAR(f[i], p[i], 0.02) << "token " << i << " temperature " << t;
+  }
+}
+
+TEST(Sampler, TopKRenormalises) {
+  const std::vector<float> l = {0.0f, 1.0f, 2.0f, 0.5f, -1.0f};
+  Sampler s(params(1.0f, 2, 1.0f, 11));
+  const auto f = frequencies(s, l, 20000);
+  // Tokens 2 and 1 remain, in the ratio e^2 : e^1.
+  const double p2 = std::exp(2.0) / (std::exp(2.0) + std::exp(1.0));
+  EXPECT_NEAR(f[2], p2, 0.02);
+  EXPECT_NEAR(f[1], 1 - p2, 0.02);
+  EXPECT_EQ(f[0] + f[3] + f[4], 0.0);
+}
+
+TEST(Sampler, TopPExcludesTail) {
+  // Probabilities 0.5, 0.3, 0.15, 0.05 (shuffled ids): the 0.75 nucleus is {0.5, 0.3}.
+  const std::vector<float> l = {std::log(0.15f), std::log(0.5f), std::log(0.05f), std::log(0.3f)};
+  Sampler s(params(1.0f, 0, 0.75f, 3));
+  const auto f = frequencies(s, l, 20000);
+  EXPECT_EQ(f[0], 0.0);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_NEAR(f[1], 0.5 / 0.8, 0.02);
+  EXPECT_NEAR(f[3], 0.3 / 0.8, 0.02);
+
+  // Equal probabilities: the cut keeps the lower ids.
+  const std::vector<float> flat(4, 0.0f);
+  Sampler sf(params(1.0f, 0, 0.5f, 3));
+  const auto ff = frequencies(sf, flat, 4000);
+  EXPECT_EQ(ff[2] + ff[3], 0.0);
+  EXPECT_NEAR(ff[0], 0.5, 0.04);
+
+  // top_p = 0 keeps only the best token.
+  Sampler s0(params(1.0f, 0, 0.0f, 3));
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(s0.sample(l.data(), 4), 1);
+}
+
+TEST(Sampler, TopPOnLargeVocab) {
+  // A slowly decaying distribution over 2000 tokens so the nucleus (hundreds of tokens) is
+  // larger than the sampler's first partial sort.
+  const int n = 2000;
+  std::vector<float> l(n);
+  for (int i = 0; i < n; ++i) l[(i * 7919) % n] = -0.004f * i;  // ids scrambled
+  const float top_p = 0.6f;
+  const auto p = softmax(l, 1.0);
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+  std::set<int32_t> nucleus;
+  double cum = 0;
+  for (int id : order) {
+    nucleus.insert(id);
+    cum += p[id];
+    if (cum >= top_p) break;
+  }
+  ASSERT_GT(nucleus.size(), 200u);
+  ASSERT_LT(nucleus.size(), size_t(n));
+  Sampler s(params(1.0f, 0, top_p, 17));
+  const auto f = frequencies(s, l, 20000);
+  double inside = 0;
+  for (int i = 0; i < n; ++i) {
+    if (nucleus.count(i))
+      inside += f[i];
+    else
+      ASSERT_EQ(f[i], 0.0) << "token " << i << " is outside the nucleus";
+  }
+  EXPECT_NEAR(inside, 1.0, 1e-9);
+  // Within the nucleus the mass is renormalised: the best token gets p / cum.
+  EXPECT_NEAR(f[order[0]], p[order[0]] / cum, 0.01);
+
+  // The same cut through top_k (sorted everything) gives the same nucleus.
+  Sampler sk(params(1.0f, n - 1, top_p, 17));
+  const auto fk = frequencies(sk, l, 2000);
+  for (int i = 0; i < n; ++i) {
+    if (!nucleus.count(i)) {
+      ASSERT_EQ(fk[i], 0.0) << "token " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sy::text
