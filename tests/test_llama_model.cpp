@@ -45,7 +45,7 @@ struct Loaded {
     file = sy::gguf::File::open(p);
     backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
     model = std::make_unique<sy::model::LlamaModel>(*file, *backend);
-    cache = std::make_unique<sy::model::KvCache>(*backend, model->hparams().n_layer, model->kv_row_width(), 16,
+    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers, model->info().kv_row_width, 16,
                                                  blocks);
   }
   // All-position logits of one sequence, prefilled in one pass.

@@ -89,11 +89,11 @@ int cmd_run(int argc, char** argv) {
     std::printf("[%zu] %s%s\n", i, prompts[i].c_str(), printable(v->tokenizer->decode(r.output)).c_str());
   }
   std::fflush(stdout);  // the summary follows the text on a shared terminal
-  const auto& hp = v->model->hparams();
+  const auto& mi = v->model->info();
   std::fprintf(stderr,
                "model %s (%.1fM params, %u layers), backend %s, scheduler %s: %zu requests, %zu tokens "
                "in %.2f s (%.1f tok/s)\n",
-               cfg.model.path.c_str(), v->model->n_params() / 1e6, hp.n_layer, v->backend_plugin->name().c_str(),
+               cfg.model.path.c_str(), mi.n_params / 1e6, mi.n_layer, v->backend_plugin->name().c_str(),
                v->scheduler_plugin->name().c_str(), ids.size(), generated, secs, generated / secs);
   return 0;
 }

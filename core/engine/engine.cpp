@@ -20,11 +20,14 @@ const char* finish_reason_name(FinishReason r) {
   }
 }
 
-Engine::Engine(model::LlamaModel& model, model::KvCache& cache, Scheduler& scheduler,
+Engine::Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler,
                EngineLimits limits)
     : model_(model), cache_(cache), sched_(scheduler), lim_(limits) {
-  if (lim_.max_context == 0 || lim_.max_context > model.hparams().n_ctx)
-    lim_.max_context = model.hparams().n_ctx;
+  if (lim_.max_context == 0 || lim_.max_context > model.info().n_ctx) lim_.max_context = model.info().n_ctx;
+  if (model.info().state_bytes_per_seq > 0) {
+    model.reserve_state_slots(lim_.max_seqs);
+    for (uint32_t i = lim_.max_seqs; i-- > 0;) free_state_slots_.push_back(static_cast<int32_t>(i));
+  }
 }
 
 uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
@@ -38,7 +41,7 @@ uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
   if (cache_.blocks_for(static_cast<uint32_t>(total)) > cache_.pool().total())
     throw std::invalid_argument("request needs more KV blocks than the cache has");
   for (int32_t t : spec.prompt)
-    if (t < 0 || t >= static_cast<int32_t>(model_.hparams().n_vocab))
+    if (t < 0 || t >= static_cast<int32_t>(model_.info().n_vocab))
       throw std::invalid_argument("prompt token id " + std::to_string(t) + " outside the vocab");
   auto r = std::make_unique<Request>();
   r->id = next_id_++;
@@ -160,8 +163,14 @@ void Engine::fallback_plan(sy_sched_plan& p) const {
   }
 }
 
+void Engine::release_state(Request& r) {
+  if (r.state_slot >= 0) free_state_slots_.push_back(r.state_slot);
+  r.state_slot = -1;
+}
+
 void Engine::preempt(Request& r) {
   cache_.pool().release(r.blocks);
+  release_state(r);
   r.num_computed = 0;
   r.running = false;
   ++r.num_preemptions;
@@ -173,6 +182,7 @@ void Engine::finish(Request& r, FinishReason why, int64_t now) {
   r.finish = why;
   r.finish_ns = now;
   cache_.pool().release(r.blocks);
+  release_state(r);
   r.running = false;
   running_.erase(std::find(running_.begin(), running_.end(), &r));
 }
@@ -234,6 +244,10 @@ StepStats Engine::step() {
       running_.push_back(&r);
       r.running = true;
       if (!r.first_scheduled_ns) r.first_scheduled_ns = t0;
+      if (model_.info().state_bytes_per_seq > 0) {  // max_seqs bounds the running set
+        r.state_slot = free_state_slots_.back();
+        free_state_slots_.pop_back();
+      }
     }
     const uint32_t want = cache_.blocks_for(r.num_computed + n);
     if (want > r.blocks.size() && !cache_.pool().allocate(want - r.blocks.size(), r.blocks))
@@ -247,6 +261,7 @@ StepStats Engine::step() {
     in.pos0 = r.num_computed;
     in.blocks = &r.blocks;
     in.want_logits = r.num_computed + n == r.known_tokens();
+    in.state_slot = r.state_slot;
     inputs.push_back(in);
     members.push_back(&r);
     st.n_tokens += n;
@@ -260,7 +275,7 @@ StepStats Engine::step() {
   }
   const std::vector<float> logits = model_.forward(inputs, cache_);
   const int64_t now = now_ns();
-  const uint32_t V = model_.hparams().n_vocab;
+  const uint32_t V = model_.info().n_vocab;
   size_t row = 0;
   for (size_t i = 0; i < members.size(); ++i) {
     Request& r = *members[i];

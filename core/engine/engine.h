@@ -11,7 +11,7 @@
 #include "engine/request.h"
 #include "host/scheduler.h"
 #include "model/kv_cache.h"
-#include "model/llama_model.h"
+#include "model/model.h"
 
 namespace sy::engine {
 
@@ -33,7 +33,7 @@ struct StepStats {
 
 class Engine {
  public:
-  Engine(model::LlamaModel& model, model::KvCache& cache, Scheduler& scheduler, EngineLimits limits);
+  Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler, EngineLimits limits);
 
   // Queues a request; throws std::invalid_argument when it can never run (empty prompt, prompt +
   // max_new_tokens over the context).
@@ -54,9 +54,11 @@ class Engine {
   std::string validate(const sy_sched_plan& plan) const;
   void fallback_plan(sy_sched_plan& plan) const;
   void preempt(Request& r);
+  void release_state(Request& r);
   void finish(Request& r, FinishReason why, int64_t now);
 
-  model::LlamaModel& model_;
+  model::Model& model_;
+  std::vector<int32_t> free_state_slots_;  // recurrent-state slots (models with SSM layers)
   model::KvCache& cache_;
   Scheduler& sched_;
   EngineLimits lim_;

@@ -29,6 +29,7 @@ struct Request {
   std::vector<int32_t> output;
   uint32_t num_computed = 0;  // tokens of prompt+output whose keys are cached
   std::vector<int32_t> blocks;
+  int32_t state_slot = -1;  // recurrent state, held while running
   bool running = false;
   uint32_t num_preemptions = 0;
   FinishReason finish = FinishReason::none;

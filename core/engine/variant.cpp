@@ -40,24 +40,24 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
     throw std::runtime_error("backend " + config.backend.plugin + " reports no usable device");
   ensure_model_file(config.model);
   v->file = gguf::File::open(config.model.path);
-  v->model = std::make_unique<model::LlamaModel>(*v->file, *v->backend);
+  v->model = model::load_model(*v->file, *v->backend);
   try {
     v->tokenizer = text::Tokenizer::from_gguf(*v->file);
   } catch (const std::exception& e) {
     logger()->warn("{}: no text tokenizer ({}); token ids only", config.model.path, e.what());
   }
-  const auto& hp = v->model->hparams();
-  const uint32_t ctx = config.engine.max_context ? std::min(config.engine.max_context, hp.n_ctx) : hp.n_ctx;
+  const auto& mi = v->model->info();
+  const uint32_t ctx = config.engine.max_context ? std::min(config.engine.max_context, mi.n_ctx) : mi.n_ctx;
   const uint32_t bs = config.engine.kv_block_size;
   uint32_t blocks = config.engine.kv_blocks;
   if (blocks == 0) {
     // Enough for max_seqs full contexts, capped at 1 GiB of cache but never below one context.
-    const uint64_t per_block = uint64_t(bs) * v->model->kv_row_width() * 4 * 2 * hp.n_layer;
+    const uint64_t per_block = std::max<uint64_t>(1, uint64_t(bs) * mi.kv_row_width * 4 * 2 * mi.n_attn_layers);
     const uint64_t per_ctx = (ctx + bs - 1) / bs;
     blocks = static_cast<uint32_t>(std::max<uint64_t>(
         per_ctx, std::min<uint64_t>(per_ctx * config.engine.max_seqs, (1ull << 30) / per_block)));
   }
-  v->cache = std::make_unique<model::KvCache>(*v->backend, hp.n_layer, v->model->kv_row_width(), bs, blocks);
+  v->cache = std::make_unique<model::KvCache>(*v->backend, mi.n_attn_layers, mi.kv_row_width, bs, blocks);
   v->scheduler = std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);
   EngineLimits lim;
   lim.max_seqs = config.engine.max_seqs;

@@ -10,7 +10,7 @@
 #include "host/plugin_host.h"
 #include "host/scheduler.h"
 #include "model/kv_cache.h"
-#include "model/llama_model.h"
+#include "model/model.h"
 #include "text/tokenizer.h"
 
 namespace sy::engine {
@@ -20,7 +20,7 @@ struct Variant {
   std::shared_ptr<Plugin> backend_plugin, scheduler_plugin;
   std::unique_ptr<Backend> backend;
   std::unique_ptr<gguf::File> file;
-  std::unique_ptr<model::LlamaModel> model;
+  std::unique_ptr<model::Model> model;
   std::unique_ptr<model::KvCache> cache;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<text::Tokenizer> tokenizer;  // null for files without a text vocab

@@ -43,10 +43,20 @@ LlamaModel::LlamaModel(const gguf::File& file, Backend& backend)
                             weight(b + "ffn_norm.weight", {E}), weight(b + "ffn_gate.weight", {E, F}),
                             weight(b + "ffn_up.weight", {E, F}), weight(b + "ffn_down.weight", {F, E})});
   }
+  info_.arch = hp_.arch;
+  info_.n_vocab = hp_.n_vocab;
+  info_.n_ctx = hp_.n_ctx;
+  info_.n_layer = info_.n_attn_layers = hp_.n_layer;
+  info_.kv_row_width = hp_.head_dim * hp_.n_head_kv;
   for (const auto& t : file.tensors()) {
-    weight_bytes_ += t.nbytes;
-    n_params_ += static_cast<uint64_t>(t.n_elements());
+    info_.weight_bytes += t.nbytes;
+    info_.n_params += static_cast<uint64_t>(t.n_elements());
   }
+  info_.n_active_params = info_.n_params;
+  // A decode token reads every matrix once; the embedding only for its one row unless it is
+  // also the output matrix.
+  const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");
+  info_.bytes_per_token = info_.weight_bytes - (hp_.tied_output ? 0 : embd->nbytes);
 }
 
 LlamaModel::~LlamaModel() = default;
@@ -80,7 +90,7 @@ void LlamaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
   cap_tokens_ = std::max(cap_tokens_, n_tokens);
   cap_out_ = std::max(cap_out_, n_out);
   const uint64_t T = cap_tokens_, E = hp_.n_embd, F = hp_.n_ff;
-  const uint64_t Q = uint64_t(hp_.head_dim) * hp_.n_head, KV = kv_row_width();
+  const uint64_t Q = uint64_t(hp_.head_dim) * hp_.n_head, KV = info_.kv_row_width;
   uint64_t off = 0;
   auto carve = [&](uint64_t floats) {
     const uint64_t o = off;

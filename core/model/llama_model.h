@@ -11,6 +11,7 @@
 #include "host/backend.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "model/model.h"
 
 namespace sy::gguf {
 class File;
@@ -18,32 +19,16 @@ class File;
 
 namespace sy::model {
 
-// One sequence's share of a forward pass: n_tokens tokens at positions pos0 .. pos0+n_tokens-1,
-// whose keys go to the slots its block table maps them to.
-struct SeqInput {
-  const int32_t* tokens = nullptr;
-  uint32_t n_tokens = 0;
-  uint32_t pos0 = 0;
-  const std::vector<int32_t>* blocks = nullptr;
-  bool want_logits = true;  // logits of its last token (or of all tokens with all_logits)
-};
-
-class LlamaModel {
+class LlamaModel : public Model {
  public:
   // The file must outlive the model (weights may be read in place).
   LlamaModel(const gguf::File& file, Backend& backend);
   ~LlamaModel();
 
   const LlamaHParams& hparams() const { return hp_; }
-  Backend& backend() { return backend_; }
-  uint64_t weight_bytes() const { return weight_bytes_; }  // bytes read per token (all weights)
-  uint64_t n_params() const { return n_params_; }
-  uint32_t kv_row_width() const { return hp_.head_dim * hp_.n_head_kv; }
-
-  // Runs one step. Returns logits rows (n_vocab floats each) in sequence order: one per sequence
-  // that wants logits, or one per token of those sequences when all_logits.
+  const ModelInfo& info() const override { return info_; }
   std::vector<float> forward(const std::vector<SeqInput>& seqs, KvCache& cache,
-                             bool all_logits = false);
+                             bool all_logits = false) override;
 
  private:
   struct Layer {
@@ -62,7 +47,7 @@ class LlamaModel {
   const sy_tensor* out_norm_ = nullptr;
   const sy_tensor* output_ = nullptr;
   std::vector<Layer> layers_;
-  uint64_t weight_bytes_ = 0, n_params_ = 0;
+  ModelInfo info_;
 
   // Activations, grown to the largest batch seen.
   uint32_t cap_tokens_ = 0, cap_out_ = 0;
