@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend_fixture.h"
@@ -69,9 +71,15 @@ std::vector<float> decode(uint32_t dtype, const uint8_t* p, int64_t k, int64_t n
   std::vector<float> out(k * n);
   for (int64_t j = 0; j < n * k; ++j) {
     switch (dtype) {
-      case SY_DTYPE_F32: std::memcpy(&out[j], p + 4 * j, 4); break;
-      case SY_DTYPE_F16: out[j] = f16((uint16_t)(p[2 * j] | p[2 * j + 1] << 8)); break;
-      case SY_DTYPE_BF16: out[j] = bf16((uint16_t)(p[2 * j] | p[2 * j + 1] << 8)); break;
+      case SY_DTYPE_F32:
+        std::memcpy(&out[j], p + 4 * j, 4);
+        break;
+      case SY_DTYPE_F16:
+        out[j] = f16((uint16_t)(p[2 * j] | p[2 * j + 1] << 8));
+        break;
+      case SY_DTYPE_BF16:
+        out[j] = bf16((uint16_t)(p[2 * j] | p[2 * j + 1] << 8));
+        break;
       case SY_DTYPE_Q8_0: {
         const uint8_t* block = p + (j / 32) * 34;  // fp16 scale, then 32 int8
         out[j] = f16((uint16_t)(block[0] | block[1] << 8)) * (float)(int8_t)block[2 + j % 32];
@@ -168,7 +176,8 @@ Result attention(const AttnCase& c, const std::vector<float>& q, const std::vect
           const int64_t block = c.block_tables[s * c.max_blocks + p / c.block_size];
           const int64_t slot = block * c.block_size + p % c.block_size;
           double d = 0;
-          for (int64_t i = 0; i < c.head_dim; ++i) d += (double)qv[i] * kc[slot * width + kvh * c.head_dim + i];
+          for (int64_t i = 0; i < c.head_dim; ++i)
+            d += (double)qv[i] * kc[slot * width + kvh * c.head_dim + i];
           score.push_back(d * c.scale);
           vrows.push_back(&vc[slot * width + kvh * c.head_dim]);
         }
@@ -198,15 +207,16 @@ Result attention(const AttnCase& c, const std::vector<float>& q, const std::vect
   double worst_ratio = -1;
   for (size_t i = 0; i < got.size(); ++i) {
     const double err = std::fabs(got[i] - ref[i]), lim = rtol * mag[i] + atol;
-    const double ratio = std::isnan(err) ? INFINITY : lim > 0 ? err / lim : (err > 0 ? INFINITY : 0);
+    const double ratio = std::isnan(err) ? INFINITY
+                         : lim > 0       ? err / lim
+                                         : (err > 0 ? INFINITY : 0);
     if (ratio > 1) ++bad;
     if (ratio > worst_ratio) worst = i, worst_ratio = ratio;
   }
   if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << bad << " of " << got.size() << " elements off; worst [" << worst << "] got "
-         << got[worst] << " want " << ref[worst] << " (mag " << mag[worst] << ", rtol " << rtol
-         << ")";
+  return ::testing::AssertionFailure() << bad << " of " << got.size() << " elements off; worst ["
+                                       << worst << "] got " << got[worst] << " want " << ref[worst]
+                                       << " (mag " << mag[worst] << ", rtol " << rtol << ")";
 }
 
 std::vector<double> abs_of(const std::vector<double>& v) {
@@ -281,7 +291,9 @@ class BackendOps : public ::testing::TestWithParam<std::string> {
   std::vector<sy_buffer_t> buffers_;
 };
 
-std::string backend_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
+std::string backend_name(const ::testing::TestParamInfo<std::string>& p) {
+  return p.param;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Plugin entry and device info.
@@ -289,10 +301,10 @@ std::string backend_name(const ::testing::TestParamInfo<std::string>& p) { retur
 TEST_P(BackendOps, EntryFillsInfoAndNegotiatesMinor) {
   sy_plugin_info info = {};
   info.struct_size = sizeof info;
-  ASSERT_EQ(plugin_->entry()(SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, 7), sy::test::test_host_api(),
-                             &info),
-            SY_OK);
-  EXPECT_EQ(info.abi_version, SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, 0));  // min(7, ours)
+  ASSERT_EQ(
+      plugin_->entry()(SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, 7), sy::test::test_host_api(), &info),
+      SY_OK);
+  EXPECT_EQ(info.abi_version, SY_ABI_VERSION);  // min(host 7, ours)
   EXPECT_EQ(info.kind, (uint32_t)SY_PLUGIN_BACKEND);
   EXPECT_EQ(std::string(info.name), GetParam());
   EXPECT_STREQ(info.version, "0.1.0");
@@ -301,16 +313,22 @@ TEST_P(BackendOps, EntryFillsInfoAndNegotiatesMinor) {
   EXPECT_EQ(info.iface, plugin_->info().iface);
   const auto* iface = static_cast<const sy_backend_iface*>(info.iface);
   EXPECT_EQ(iface->struct_size, sizeof(sy_backend_iface));
-  // The table is complete: every op of backend.h is implemented.
-  for (const void* fn :
-       {(const void*)iface->create, (const void*)iface->destroy, (const void*)iface->last_error,
-        (const void*)iface->device_info, (const void*)iface->buffer_alloc,
-        (const void*)iface->buffer_from_host, (const void*)iface->buffer_free,
-        (const void*)iface->buffer_host_ptr, (const void*)iface->buffer_write,
-        (const void*)iface->buffer_read, (const void*)iface->synchronize,
-        (const void*)iface->get_rows, (const void*)iface->matmul, (const void*)iface->rms_norm,
-        (const void*)iface->rope, (const void*)iface->add, (const void*)iface->swiglu,
-        (const void*)iface->softmax, (const void*)iface->kv_store, (const void*)iface->attention})
+  // An older host gets the older minor.
+  ASSERT_EQ(
+      plugin_->entry()(SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, 0), sy::test::test_host_api(), &info),
+      SY_OK);
+  EXPECT_EQ(info.abi_version, SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, 0));
+  // Every 1.0 entry is implemented (estimate_step_ns, 1.1, is optional and left NULL).
+  for (const void* fn : {(const void*)iface->create,       (const void*)iface->destroy,
+                         (const void*)iface->last_error,   (const void*)iface->device_info,
+                         (const void*)iface->buffer_alloc, (const void*)iface->buffer_from_host,
+                         (const void*)iface->buffer_free,  (const void*)iface->buffer_host_ptr,
+                         (const void*)iface->buffer_write, (const void*)iface->buffer_read,
+                         (const void*)iface->synchronize,  (const void*)iface->get_rows,
+                         (const void*)iface->matmul,       (const void*)iface->rms_norm,
+                         (const void*)iface->rope,         (const void*)iface->add,
+                         (const void*)iface->swiglu,       (const void*)iface->softmax,
+                         (const void*)iface->kv_store,     (const void*)iface->attention})
     EXPECT_NE(fn, nullptr);
 }
 
@@ -323,7 +341,10 @@ TEST_P(BackendOps, EntryRefusesOtherMajor) {
   EXPECT_EQ(plugin_->entry()(SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR + 1, 0),
                              sy::test::test_host_api(), &info),
             SY_ERR_VERSION);
-  EXPECT_EQ(std::string(err), GetParam() + ": host ABI major 2 differs from the plugin's ABI 1.0");
+  EXPECT_EQ(std::string(err),
+            GetParam() + ": host ABI major " + std::to_string(SY_ABI_VERSION_MAJOR + 1) +
+                " differs from the plugin's ABI " + std::to_string(SY_ABI_VERSION_MAJOR) + "." +
+                std::to_string(SY_ABI_VERSION_MINOR));
 }
 
 TEST_P(BackendOps, EntryWritesOnlyWhatStructSizeCovers) {
@@ -545,10 +566,10 @@ TEST_P(BackendOps, RopeMatchesLlamaCppPairing) {
   const std::vector<float> x = {1, 2, 3, 4, 5, 6};
   const std::vector<int32_t> pos = {1};
   const double c0 = std::cos(1.0), s0 = std::sin(1.0), c1 = std::cos(0.1), s1 = std::sin(0.1);
-  const std::vector<double> norm = {1 * c0 - 2 * s0, 1 * s0 + 2 * c0, 3 * c1 - 4 * s1,
-                                    3 * s1 + 4 * c1, 5, 6};
-  const std::vector<double> neox = {1 * c0 - 3 * s0, 2 * c1 - 4 * s1, 1 * s0 + 3 * c0,
-                                    2 * s1 + 4 * c1, 5, 6};
+  const std::vector<double> norm = {
+      1 * c0 - 2 * s0, 1 * s0 + 2 * c0, 3 * c1 - 4 * s1, 3 * s1 + 4 * c1, 5, 6};
+  const std::vector<double> neox = {
+      1 * c0 - 3 * s0, 2 * c1 - 4 * s1, 1 * s0 + 3 * c0, 2 * s1 + 4 * c1, 5, 6};
   for (uint32_t mode : {(uint32_t)SY_ROPE_NORM, (uint32_t)SY_ROPE_NEOX}) {
     sy_tensor tx = f32(x, {6, 1, 1});
     ASSERT_EQ(api_->rope(be_, &tx, pos.data(), 4, 100.0f, 1.0f, mode), SY_OK) << error();
@@ -570,7 +591,8 @@ TEST_P(BackendOps, AddAndSwigluWithAliasing) {
   }
   for (int alias = 0; alias < 3; ++alias) {  // y distinct, y == first input, y == second input
     SCOPED_TRACE("alias " + std::to_string(alias));
-    sy_tensor ta = f32(a, {37, 3}), tb = f32(b, {37, 3}), ty = f32(std::vector<float>(111), {37, 3});
+    sy_tensor ta = f32(a, {37, 3}), tb = f32(b, {37, 3}),
+              ty = f32(std::vector<float>(111), {37, 3});
     const sy_tensor& y = alias == 0 ? ty : alias == 1 ? ta : tb;
     ASSERT_EQ(api_->add(be_, &ta, &tb, &y), SY_OK) << error();
     EXPECT_TRUE(close(read(y), sum, sum_mag, kF32Tol));
@@ -589,8 +611,8 @@ TEST_P(BackendOps, SoftmaxLargeValues) {
   auto row = [&](float lo, float hi) {
     for (float v : rng.vec(n, lo, hi)) x.push_back(v);
   };
-  row(1e4f, 1e4f + 50.0f);  // exp(x) alone would overflow
-  row(-1e4f, 1e4f);         // most entries underflow to 0
+  row(1e4f, 1e4f + 50.0f);      // exp(x) alone would overflow
+  row(-1e4f, 1e4f);             // most entries underflow to 0
   x.insert(x.end(), n, 1e30f);  // all equal: uniform
   row(-5.0f, 5.0f);
   x[3 * n + 4] = -INFINITY;  // a masked entry
@@ -669,9 +691,18 @@ TEST_P(BackendOps, KvStoreAndPagedAttention) {
   const std::vector<float> q = rng.vec(c.head_dim * c.n_head * n_tokens, -3.0f, 3.0f);
   sy_tensor tq = f32(q, {c.head_dim, c.n_head, n_tokens});
   sy_tensor tout = f32(std::vector<float>(q.size()), {c.head_dim, c.n_head, n_tokens});
-  sy_attention_args a = {sizeof a,  &tq, &tkc, &tvc, &tout, (uint32_t)c.n_kv_head,
-                         (uint32_t)first.size(), c.seq_start.data(), c.pos.data(),
-                         c.block_tables.data(), c.max_blocks, (uint32_t)c.block_size,
+  sy_attention_args a = {sizeof a,
+                         &tq,
+                         &tkc,
+                         &tvc,
+                         &tout,
+                         (uint32_t)c.n_kv_head,
+                         (uint32_t)first.size(),
+                         c.seq_start.data(),
+                         c.pos.data(),
+                         c.block_tables.data(),
+                         c.max_blocks,
+                         (uint32_t)c.block_size,
                          (float)c.scale};
   ASSERT_EQ(api_->attention(be_, &a), SY_OK) << error();
   const auto ref = naive::attention(c, q, kc, vc);
@@ -694,7 +725,7 @@ TEST_P(BackendOps, ValidationErrors) {
   sy_backend_t be = be_;
   Rng rng(5);
   sy_tensor x = f32(rng.vec(64 * 2), {64, 2});
-  sy_tensor w = f32(rng.vec(32 * 10), {32, 10});      // K mismatch with x
+  sy_tensor w = f32(rng.vec(32 * 10), {32, 10});  // K mismatch with x
   sy_tensor w64 = f32(rng.vec(64 * 10), {64, 10});
   sy_tensor y = f32(std::vector<float>(20), {10, 2});
   sy_tensor x48 = f32(rng.vec(48), {48, 1});
@@ -702,8 +733,8 @@ TEST_P(BackendOps, ValidationErrors) {
   sy_tensor q48 = tensor(SY_DTYPE_Q8_0, alloc(34 * 10 * 2), 0, {48, 10});
   sy_tensor xf16 = tensor(SY_DTYPE_F16, alloc(64 * 2 * 2), 0, {64, 2});
   sy_buffer_t big = alloc(4096);
-  sy_tensor x_in_big = tensor(SY_DTYPE_F32, big, 0, {64, 2});     // bytes [0, 512)
-  sy_tensor y_in_big = tensor(SY_DTYPE_F32, big, 480, {10, 2});   // bytes [480, 560)
+  sy_tensor x_in_big = tensor(SY_DTYPE_F32, big, 0, {64, 2});    // bytes [0, 512)
+  sy_tensor y_in_big = tensor(SY_DTYPE_F32, big, 480, {10, 2});  // bytes [480, 560)
 
   sy_backend_t other = nullptr;
   ASSERT_EQ(A.create(nullptr, 0, &other), SY_OK);
@@ -725,21 +756,34 @@ TEST_P(BackendOps, ValidationErrors) {
   sy_tensor y11x2 = f32(std::vector<float>(22), {11, 2});
 
   // kv_store / attention fixtures: 4 blocks of 16 slots, width 2 heads * 8 dims.
-  sy_tensor kc = f32(std::vector<float>(16 * 64), {16, 64}), vc = f32(std::vector<float>(16 * 64), {16, 64});
+  sy_tensor kc = f32(std::vector<float>(16 * 64), {16, 64}),
+            vc = f32(std::vector<float>(16 * 64), {16, 64});
   sy_tensor kv2 = f32(rng.vec(16 * 2), {16, 2});
   const std::vector<int32_t> bad_slots = {3, 64};
   sy_kv_store_args kv = {sizeof kv, &kv2, &kv2, &kc, &vc, bad_slots.data()};
   sy_kv_store_args kv_short = kv;
   kv_short.struct_size = 4;
-  sy_tensor q = f32(rng.vec(8 * 8 * 4), {8, 8, 4}), out = f32(std::vector<float>(8 * 8 * 4), {8, 8, 4});
+  sy_tensor q = f32(rng.vec(8 * 8 * 4), {8, 8, 4}),
+            out = f32(std::vector<float>(8 * 8 * 4), {8, 8, 4});
   const std::vector<uint32_t> starts = {0, 2, 4}, starts_short = {0, 2, 3};
   const std::vector<int32_t> tpos = {0, 1, 16, 17}, tpos_far = {64, 1, 16, 17};
   const std::vector<int32_t> tables = {0, 1, 2, 3, 2, 99, 0, 0};  // seq 1 block 1 is bad
   const std::vector<int32_t> good_tables = {0, 1, 2, 3, 2, 3, 0, 0};
   auto attn = [&](uint32_t n_kv, const std::vector<uint32_t>& st, const std::vector<int32_t>& tp,
                   const std::vector<int32_t>& bt, float scale) {
-    return sy_attention_args{sizeof(sy_attention_args), &q, &kc, &vc, &out, n_kv, 2, st.data(),
-                             tp.data(), bt.data(), 4, 16, scale};
+    return sy_attention_args{sizeof(sy_attention_args),
+                             &q,
+                             &kc,
+                             &vc,
+                             &out,
+                             n_kv,
+                             2,
+                             st.data(),
+                             tp.data(),
+                             bt.data(),
+                             4,
+                             16,
+                             scale};
   };
   sy_attention_args at_kv3 = attn(3, starts, tpos, good_tables, 1.0f);
   sy_attention_args at_block = attn(2, starts, tpos, tables, 1.0f);
@@ -867,7 +911,8 @@ TEST_P(BackendOps, ValidationErrors) {
        [&] { return A.buffer_read(be, foreign, 0, bytes.data(), 16); }},
       {"alloc out", SY_ERR_INVALID_ARG, "buffer_alloc: out is NULL",
        [&] { return A.buffer_alloc(be, 16, nullptr); }},
-      {"alloc huge", SY_ERR_OUT_OF_MEMORY, "buffer_alloc: cannot allocate 9223372036854775807 bytes",
+      {"alloc huge", SY_ERR_OUT_OF_MEMORY,
+       "buffer_alloc: cannot allocate 9223372036854775807 bytes",
        [&] { return A.buffer_alloc(be, INT64_MAX, &out_buf); }},
       {"from_host ptr", SY_ERR_INVALID_ARG, "buffer_from_host: ptr is NULL",
        [&] { return A.buffer_from_host(be, nullptr, 16, &out_buf); }},
@@ -910,6 +955,46 @@ TEST_P(BackendOps, CreateParams) {
   EXPECT_NE(std::find(log.begin(), log.end(),
                       GetParam() + ": create: ignoring unknown param 'no_such_param'"),
             log.end());
+}
+
+// The thread contract: different handles may be used from different threads at once.
+TEST_P(BackendOps, HandlesOnSeveralThreadsAtOnce) {
+  std::vector<std::string> failures(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      const sy_backend_iface& A = *api_;
+      sy_backend_t be = nullptr;
+      if (A.create(nullptr, 0, &be) != SY_OK) {
+        failures[i] = A.last_error(nullptr);
+        return;
+      }
+      const uint32_t dtype = i % 2 ? SY_DTYPE_Q8_0 : SY_DTYPE_F32;
+      const int64_t m = i < 2 ? 1 : 37, k = 256, n = 129;
+      Rng rng(1000 + i);
+      const auto wq = encode(dtype, rng.vec(k * n), k, n);
+      const auto x = rng.vec(m * k);
+      const auto ref = naive::matmul(x, m, k, naive::decode(dtype, wq.data(), k, n), n);
+      std::vector<float> y(m * n);
+      sy_buffer_t bx, bw, by;
+      A.buffer_from_host(be, (void*)x.data(), x.size() * 4, &bx);
+      A.buffer_from_host(be, (void*)wq.data(), wq.size(), &bw);
+      A.buffer_from_host(be, y.data(), y.size() * 4, &by);
+      sy_tensor tx = {sizeof(sy_tensor), SY_DTYPE_F32, bx, 0, {k, m, 1, 1}};
+      sy_tensor tw = {sizeof(sy_tensor), dtype, bw, 0, {k, n, 1, 1}};
+      sy_tensor ty = {sizeof(sy_tensor), SY_DTYPE_F32, by, 0, {n, m, 1, 1}};
+      for (int rep = 0; rep < 20 && failures[i].empty(); ++rep) {
+        std::fill(y.begin(), y.end(), NAN);
+        if (A.matmul(be, &tx, &tw, &ty) != SY_OK)
+          failures[i] = A.last_error(be);
+        else if (!close(y, ref.ref, ref.mag, kQuantTol))
+          failures[i] = "wrong result";
+      }
+      for (sy_buffer_t b : {bx, bw, by}) A.buffer_free(be, b);
+      A.destroy(be);
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(failures[i], "") << "thread " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BackendOps, ::testing::Values("cpu_ref", "cpu_onednn"),

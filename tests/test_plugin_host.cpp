@@ -15,6 +15,7 @@ namespace {
 
 const fs::path kPlugins = SWITCHYARD_PLUGIN_DIR;
 const fs::path kBad = SWITCHYARD_TEST_PLUGIN_DIR;
+const std::string kHostVersion = sy::version_string(SY_ABI_VERSION);
 
 std::string refusal(const PluginHost& host, const fs::path& path) {
   try {
@@ -63,7 +64,7 @@ TEST(PluginHost, RefusesWrongMajorVersion) {
   PluginHost host({kBad});
   const fs::path p = kBad / "switchyard_scheduler_bad_major.so";
   EXPECT_EQ(refusal(host, p),
-            "plugin " + p.string() + ": ABI major version mismatch: plugin implements 2.0, host implements 1.0");
+            "plugin " + p.string() + ": ABI major version mismatch: plugin implements 2.0, host implements " + kHostVersion);
 }
 
 TEST(PluginHost, RefusesMissingEntrySymbol) {
@@ -83,7 +84,9 @@ TEST(PluginHost, RefusesFailingInitWithItsReason) {
 TEST(PluginHost, RefusesNewerMinorThanHost) {
   PluginHost host({kBad});
   const fs::path p = kBad / "switchyard_scheduler_newer_minor.so";
-  EXPECT_EQ(refusal(host, p), "plugin " + p.string() + ": plugin implements ABI 1.1, newer than the host's 1.0");
+  const std::string newer = "1." + std::to_string(SY_ABI_VERSION_MINOR + 1);
+  EXPECT_EQ(refusal(host, p), "plugin " + p.string() + ": plugin implements ABI " + newer +
+                                  ", newer than the host's " + kHostVersion);
 }
 
 TEST(PluginHost, RefusesFilesThatAreNotLibraries) {

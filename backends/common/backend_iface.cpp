@@ -17,9 +17,15 @@
 namespace sy::plugin {
 namespace {
 
-Backend* backend_of(sy_backend_t b) { return reinterpret_cast<Backend*>(b); }
-Buffer* buffer_of(sy_buffer_t b) { return reinterpret_cast<Buffer*>(b); }
-sy_buffer_t handle_of(Buffer* b) { return reinterpret_cast<sy_buffer_t>(b); }
+Backend* backend_of(sy_backend_t b) {
+  return reinterpret_cast<Backend*>(b);
+}
+Buffer* buffer_of(sy_buffer_t b) {
+  return reinterpret_cast<Buffer*>(b);
+}
+sy_buffer_t handle_of(Buffer* b) {
+  return reinterpret_cast<sy_buffer_t>(b);
+}
 
 // Runs f(backend) so that no exception crosses the C boundary and every failure leaves its
 // message in the handle's last_error (or the thread's, for a NULL handle).
@@ -57,14 +63,16 @@ sy_status guarded(sy_backend_t handle, const char* op, F&& f) noexcept {
 
 Buffer* live_buffer(Backend& be, const char* op, sy_buffer_t handle) {
   Buffer* b = buffer_of(handle);
-  if (!b || !be.buffers.count(b)) fail(SY_ERR_INVALID_ARG, "%s: buffer is not a live buffer of this backend", op);
+  if (!b || !be.buffers.count(b))
+    fail(SY_ERR_INVALID_ARG, "%s: buffer is not a live buffer of this backend", op);
   return b;
 }
 
 void check_range(const char* op, const Buffer& b, uint64_t offset, uint64_t size) {
   if (offset > b.size || size > b.size - offset)
-    fail(SY_ERR_INVALID_ARG, "%s: %" PRIu64 " bytes at offset %" PRIu64 " exceed the buffer's size %" PRIu64,
-         op, size, offset, b.size);
+    fail(SY_ERR_INVALID_ARG,
+         "%s: %" PRIu64 " bytes at offset %" PRIu64 " exceed the buffer's size %" PRIu64, op, size,
+         offset, b.size);
 }
 
 Buffer* add_buffer(Backend& be, void* data, uint64_t size, bool owned) {
@@ -128,7 +136,8 @@ void buffer_free(sy_backend_t handle, sy_buffer_t buffer) {
   Buffer* b = buffer_of(buffer);
   if (!be || !b) return;
   if (!be->buffers.erase(b)) {
-    log(SY_LOG_WARN, "buffer_free: ignoring a buffer that is not a live buffer of this backend");
+    log_to_host(SY_LOG_WARN,
+                "buffer_free: ignoring a buffer that is not a live buffer of this backend");
     return;
   }
   if (b->owned) std::free(b->data);

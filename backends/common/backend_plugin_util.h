@@ -99,14 +99,14 @@ struct PluginDesc {
   const char* name;  // also the device_info name prefix and the log tag
   const char* version;
   const char* description;
-  uint64_t capabilities;             // SY_CAP_*
-  uint64_t weight_dtypes;            // bit (1 << sy_dtype) per accepted weight dtype
-  const char* const* known_params;   // NULL-terminated; others are logged and ignored
+  uint64_t capabilities;            // SY_CAP_*
+  uint64_t weight_dtypes;           // bit (1 << sy_dtype) per accepted weight dtype
+  const char* const* known_params;  // NULL-terminated; others are logged and ignored
   std::unique_ptr<Backend> (*make)(const Params& params);  // throws PluginError on failure
 };
 
 // Logs through the host's service table when one was given (no-op otherwise).
-void log(sy_log_level level, const std::string& message);
+void log_to_host(sy_log_level level, const std::string& message);
 
 // The shared implementations behind a plugin's C symbols (see SY_DEFINE_BACKEND_PLUGIN).
 sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t n_params,
@@ -119,14 +119,14 @@ sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
 
 // Defines the plugin's exported entry for `desc` (a PluginDesc with static storage). The create
 // thunk exists because sy_backend_iface::create carries no context pointer.
-#define SY_DEFINE_BACKEND_PLUGIN(desc)                                                       \
-  static sy_status sy_plugin_create_thunk(const sy_param* params, size_t n_params,           \
-                                          sy_backend_t* out) {                               \
-    return ::sy::plugin::create_backend(desc, params, n_params, out);                        \
-  }                                                                                          \
-  extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version,                  \
-                                                 const sy_host_api* host,                    \
-                                                 sy_plugin_info* info) {                     \
-    static const sy_backend_iface iface = ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk); \
-    return ::sy::plugin::plugin_entry(desc, &iface, host_abi_version, host, info);           \
+#define SY_DEFINE_BACKEND_PLUGIN(desc)                                                            \
+  static sy_status sy_plugin_create_thunk(const sy_param* params, size_t n_params,                \
+                                          sy_backend_t* out) {                                    \
+    return ::sy::plugin::create_backend(desc, params, n_params, out);                             \
+  }                                                                                               \
+  extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version,                       \
+                                                 const sy_host_api* host, sy_plugin_info* info) { \
+    static const sy_backend_iface iface =                                                         \
+        ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk);                                \
+    return ::sy::plugin::plugin_entry(desc, &iface, host_abi_version, host, info);                \
   }

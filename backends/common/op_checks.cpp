@@ -16,7 +16,7 @@ class Checker {
   Checker(const Backend& be, const char* op) : be_(be), op_(op) {}
 
   [[noreturn]] __attribute__((format(printf, 3, 4))) void fail(sy_status status, const char* f,
-                                                                ...) const {
+                                                               ...) const {
     char buf[512];
     va_list ap;
     va_start(ap, f);
@@ -53,8 +53,7 @@ class Checker {
   }
   void dim_is(const char* name, const Tensor& t, int i, int64_t v) const {
     if (t.ne[i] != v)
-      fail(SY_ERR_INVALID_ARG, "%s has ne[%d]=%" PRId64 ", expected %" PRId64, name, i, t.ne[i],
-           v);
+      fail(SY_ERR_INVALID_ARG, "%s has ne[%d]=%" PRId64 ", expected %" PRId64, name, i, t.ne[i], v);
   }
   void at_most_2d(const char* name, const Tensor& t) const {
     dim_is(name, t, 2, 1);
@@ -75,8 +74,7 @@ class Checker {
   void args_header(const void* args, uint32_t struct_size, size_t need) const {
     if (!args) fail(SY_ERR_INVALID_ARG, "args is NULL");
     if (struct_size < need)
-      fail(SY_ERR_INVALID_ARG, "args has struct_size %u, expected at least %zu", struct_size,
-           need);
+      fail(SY_ERR_INVALID_ARG, "args has struct_size %u, expected at least %zu", struct_size, need);
   }
 
  private:
@@ -89,8 +87,8 @@ class Checker {
   void header(const char* name, const sy_tensor* t) const {
     if (!t) fail(SY_ERR_INVALID_ARG, "%s is NULL", name);
     if (t->struct_size < sizeof(sy_tensor))
-      fail(SY_ERR_INVALID_ARG, "%s has struct_size %u, expected at least %zu", name,
-           t->struct_size, sizeof(sy_tensor));
+      fail(SY_ERR_INVALID_ARG, "%s has struct_size %u, expected at least %zu", name, t->struct_size,
+           sizeof(sy_tensor));
   }
 
   Tensor resolve(const char* name, const sy_tensor* t) const {
@@ -99,18 +97,21 @@ class Checker {
         fail(SY_ERR_INVALID_ARG, "%s has ne[%d]=%" PRId64 ", expected >= 0", name, i, t->ne[i]);
     const int64_t be = dtype::block_elems(t->dtype);
     if (t->ne[0] % be != 0)
-      fail(SY_ERR_INVALID_ARG, "%s has ne[0]=%" PRId64 ", not a multiple of the %s block size %" PRId64,
-           name, t->ne[0], dtype::name(t->dtype), be);
+      fail(SY_ERR_INVALID_ARG,
+           "%s has ne[0]=%" PRId64 ", not a multiple of the %s block size %" PRId64, name, t->ne[0],
+           dtype::name(t->dtype), be);
     if (!t->buffer) fail(SY_ERR_INVALID_ARG, "%s has no buffer", name);
     auto* buf = reinterpret_cast<Buffer*>(t->buffer);
     if (!be_.buffers.count(buf))
       fail(SY_ERR_INVALID_ARG, "%s buffer is not a live buffer of this backend", name);
     // 128-bit arithmetic so that absurd shapes report a range error instead of wrapping.
-    unsigned __int128 bytes = (unsigned __int128)(t->ne[0] / be) * (uint64_t)dtype::block_bytes(t->dtype);
+    unsigned __int128 bytes =
+        (unsigned __int128)(t->ne[0] / be) * (uint64_t)dtype::block_bytes(t->dtype);
     for (int i = 1; i < 4; ++i) bytes *= (uint64_t)t->ne[i];
     if (t->offset > buf->size || bytes > buf->size - t->offset)
-      fail(SY_ERR_INVALID_ARG, "%s needs %s bytes at offset %" PRIu64 " but its buffer has %" PRIu64,
-           name, u128(bytes).c_str(), t->offset, buf->size);
+      fail(SY_ERR_INVALID_ARG,
+           "%s needs %s bytes at offset %" PRIu64 " but its buffer has %" PRIu64, name,
+           u128(bytes).c_str(), t->offset, buf->size);
     Tensor out;
     out.dtype = t->dtype;
     out.data = static_cast<uint8_t*>(buf->data) + t->offset;
@@ -138,7 +139,9 @@ class Checker {
 
 }  // namespace
 
-int64_t nbytes(const Tensor& t) { return dtype::row_bytes(t.dtype, t.ne[0]) * t.rows(); }
+int64_t nbytes(const Tensor& t) {
+  return dtype::row_bytes(t.dtype, t.ne[0]) * t.rows();
+}
 
 GetRowsArgs get_rows(const Backend& be, const sy_tensor* table, const int32_t* ids, uint32_t n,
                      const sy_tensor* dst) {
@@ -311,8 +314,9 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
       if (p < 0) c.fail(SY_ERR_INVALID_ARG, "token_pos[%u]=%d is negative", t, p);
       const int64_t b = p / op.block_size;
       if (b >= op.max_blocks_per_seq)
-        c.fail(SY_ERR_INVALID_ARG, "token_pos[%u]=%d needs block %" PRId64 " but max_blocks_per_seq=%u",
-               t, p, b, op.max_blocks_per_seq);
+        c.fail(SY_ERR_INVALID_ARG,
+               "token_pos[%u]=%d needs block %" PRId64 " but max_blocks_per_seq=%u", t, p, b,
+               op.max_blocks_per_seq);
       if (b > last_block) last_block = b;
     }
     for (int64_t b = 0; b <= last_block; ++b) {
@@ -320,7 +324,8 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
       const int32_t id = op.block_tables[i];
       if (id < 0 || id >= n_blocks)
         c.fail(SY_ERR_INVALID_ARG,
-               "block_tables[%" PRIu64 "]=%d (sequence %u, block %" PRId64 ") is out of range [0, %" PRId64 ")",
+               "block_tables[%" PRIu64 "]=%d (sequence %u, block %" PRId64
+               ") is out of range [0, %" PRId64 ")",
                i, id, s, b, n_blocks);
     }
   }

@@ -18,9 +18,12 @@ std::atomic<const sy_host_api*> g_host{nullptr};
 std::atomic<const char*> g_name{"backend"};
 
 // True when a struct of `struct_size` bytes contains the member at `offset` of `size` bytes.
-bool covers(uint32_t struct_size, size_t offset, size_t size) { return offset + size <= struct_size; }
+bool covers(uint32_t struct_size, size_t offset, size_t size) {
+  return offset + size <= struct_size;
+}
 
-#define SY_COVERS(s, type, field) covers((s)->struct_size, offsetof(type, field), sizeof((s)->field))
+#define SY_COVERS(s, type, field) \
+  covers((s)->struct_size, offsetof(type, field), sizeof((s)->field))
 
 void entry_error(sy_plugin_info* info, const char* message) {
   if (!SY_COVERS(info, sy_plugin_info, error_buf_size) || !info->error_buf ||
@@ -29,7 +32,9 @@ void entry_error(sy_plugin_info* info, const char* message) {
   std::snprintf(info->error_buf, info->error_buf_size, "%s", message);
 }
 
-void shutdown_plugin() { g_host.store(nullptr); }
+void shutdown_plugin() {
+  g_host.store(nullptr);
+}
 
 }  // namespace
 
@@ -50,7 +55,7 @@ void set_error(std::string& slot, const char* message) noexcept {
 
 }  // namespace internal
 
-void log(sy_log_level level, const std::string& message) {
+void log_to_host(sy_log_level level, const std::string& message) {
   const sy_host_api* host = g_host.load();
   if (!host || !SY_COVERS(host, sy_host_api, log) || !host->log) return;
   host->log(level, g_name.load(), message.c_str());
@@ -71,8 +76,8 @@ int positive_int_param(const Params& params, const char* key, int fallback, int 
   const long n = std::strtol(v->c_str(), &end, 10);
   if (v->empty() || *end != '\0' || errno != 0 || n < 1 || n > max)
     throw PluginError(SY_ERR_INVALID_ARG, "create: param " + std::string(key) + "='" + *v +
-                                              "' must be an integer in [1, " +
-                                              std::to_string(max) + "]");
+                                              "' must be an integer in [1, " + std::to_string(max) +
+                                              "]");
   return (int)n;
 }
 
@@ -97,7 +102,8 @@ sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t 
       p.emplace_back(params[i].key, params[i].value);
       bool known = false;
       for (const char* const* k = desc.known_params; k && *k; ++k) known |= p.back().first == *k;
-      if (!known) log(SY_LOG_WARN, "create: ignoring unknown param '" + p.back().first + "'");
+      if (!known)
+        log_to_host(SY_LOG_WARN, "create: ignoring unknown param '" + p.back().first + "'");
     }
     std::unique_ptr<Backend> be = desc.make(p);
     be->desc = &desc;
@@ -132,7 +138,8 @@ sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
     }
     g_host.store(host);
     g_name.store(desc.name);
-    const uint32_t minor = std::min<uint32_t>(SY_VERSION_MINOR(host_abi_version), SY_ABI_VERSION_MINOR);
+    const uint32_t minor =
+        std::min<uint32_t>(SY_VERSION_MINOR(host_abi_version), SY_ABI_VERSION_MINOR);
     // Only the fields the host's struct covers: an older host has a shorter info.
     if (SY_COVERS(info, sy_plugin_info, abi_version))
       info->abi_version = SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, minor);

@@ -62,7 +62,8 @@ void OnednnBackend::attention(const AttentionOp& op) {
   scratch_.resize((size_t)(team * max_len));
   const int64_t items = n_tokens * n_head;
   // Dynamic: a long decode and a short prefill token differ in cost by the context length.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if (items > 1 && items * max_len * head_dim >= (1 << 15))
+#pragma omp parallel for schedule(dynamic, 1) \
+    num_threads(team) if (items > 1 && items * max_len * head_dim >= (1 << 15))
   for (int64_t it = 0; it < items; ++it) {
     const int64_t t = it / n_head, h = it % n_head;
     const int32_t* table = op.block_tables + (size_t)seq_of[t] * op.max_blocks_per_seq;

@@ -35,7 +35,8 @@ void dot_row_16bit(const float* x, int64_t k, const uint16_t* w, float* out, int
   }
   for (int r = 0; r < M; ++r) {
     float s = hsum(_mm256_add_ps(acc[r][0], acc[r][1]));
-    for (int64_t j = i; j < k; ++j) s += x[r * k + j] * (kBf16 ? bf16_scalar(w[j]) : f16_scalar(w[j]));
+    for (int64_t j = i; j < k; ++j)
+      s += x[r * k + j] * (kBf16 ? bf16_scalar(w[j]) : f16_scalar(w[j]));
     out[r * ldo] = s;
   }
 }
@@ -76,10 +77,17 @@ void fused_m(uint32_t dt, const float* x, int64_t k, const uint8_t* w, int64_t n
   for (int64_t j = 0; j < n; ++j) {
     const uint8_t* row = w + j * row_bytes;
     switch (dt) {
-      case SY_DTYPE_F16: dot_row_16bit<M, false>(x, k, (const uint16_t*)row, y + j, n); break;
-      case SY_DTYPE_BF16: dot_row_16bit<M, true>(x, k, (const uint16_t*)row, y + j, n); break;
-      case SY_DTYPE_Q8_0: dot_row_q8<M>(x, k, (const BlockQ8_0*)row, y + j, n); break;
-      default: break;  // F32 never comes here
+      case SY_DTYPE_F16:
+        dot_row_16bit<M, false>(x, k, (const uint16_t*)row, y + j, n);
+        break;
+      case SY_DTYPE_BF16:
+        dot_row_16bit<M, true>(x, k, (const uint16_t*)row, y + j, n);
+        break;
+      case SY_DTYPE_Q8_0:
+        dot_row_q8<M>(x, k, (const BlockQ8_0*)row, y + j, n);
+        break;
+      default:
+        break;  // F32 never comes here
     }
   }
 }
@@ -89,18 +97,29 @@ void fused_m(uint32_t dt, const float* x, int64_t k, const uint8_t* w, int64_t n
 void fused_matmul(uint32_t dt, const float* x, int64_t m, int64_t k, const uint8_t* w, int64_t n,
                   float* y, int threads) {
   switch (m) {
-    case 1: fused_m<1>(dt, x, k, w, n, y, threads); break;
-    case 2: fused_m<2>(dt, x, k, w, n, y, threads); break;
-    case 3: fused_m<3>(dt, x, k, w, n, y, threads); break;
-    case 4: fused_m<4>(dt, x, k, w, n, y, threads); break;
-    default: break;
+    case 1:
+      fused_m<1>(dt, x, k, w, n, y, threads);
+      break;
+    case 2:
+      fused_m<2>(dt, x, k, w, n, y, threads);
+      break;
+    case 3:
+      fused_m<3>(dt, x, k, w, n, y, threads);
+      break;
+    case 4:
+      fused_m<4>(dt, x, k, w, n, y, threads);
+      break;
+    default:
+      break;
   }
 }
 
 void dequant_row(uint32_t dt, const uint8_t* src, float* dst, int64_t k) {
   int64_t i = 0;
   switch (dt) {
-    case SY_DTYPE_F32: std::memcpy(dst, src, (size_t)k * sizeof(float)); break;
+    case SY_DTYPE_F32:
+      std::memcpy(dst, src, (size_t)k * sizeof(float));
+      break;
     case SY_DTYPE_F16:
     case SY_DTYPE_BF16: {
       const uint16_t* s = (const uint16_t*)src;
@@ -121,14 +140,16 @@ void dequant_row(uint32_t dt, const uint8_t* src, float* dst, int64_t k) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
 void dequant_rows(uint32_t dt, const uint8_t* w, int64_t k, int64_t n0, int64_t n1, float* dst,
                   int threads) {
   const int64_t row_bytes = dtype::row_bytes(dt, k);
-#pragma omp parallel for schedule(static) num_threads(threads) if ((n1 - n0) * k >= kParallelMinValues)
+#pragma omp parallel for schedule(static) \
+    num_threads(threads) if ((n1 - n0) * k >= kParallelMinValues)
   for (int64_t j = n0; j < n1; ++j) dequant_row(dt, w + j * row_bytes, dst + (j - n0) * k, k);
 }
 

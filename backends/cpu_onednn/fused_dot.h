@@ -10,8 +10,8 @@ constexpr int64_t kFusedMaxM = 4;
 
 // y[r * n + j] = dot(x row r, dequantised W row j) for r < m <= kFusedMaxM, j < n. Decode is
 // memory bound, so each weight byte is read once per call and never written back as F32.
-void fused_matmul(uint32_t dtype, const float* x, int64_t m, int64_t k, const uint8_t* w,
-                  int64_t n, float* y, int threads);
+void fused_matmul(uint32_t dtype, const float* x, int64_t m, int64_t k, const uint8_t* w, int64_t n,
+                  float* y, int threads);
 
 // Rows [n0, n1) of W (rows of k values of `dtype`) as F32 into dst, row after row.
 void dequant_rows(uint32_t dtype, const uint8_t* w, int64_t k, int64_t n0, int64_t n1, float* dst,

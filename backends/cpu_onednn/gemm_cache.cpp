@@ -44,14 +44,15 @@ const GemmCache::Entry& GemmCache::get(const Key& key) {
   return cache_.emplace(key, Entry{dnnl::matmul(pd), src, w, dst}).first->second;
 }
 
-void GemmCache::run(int64_t m, int64_t k, int64_t n, int64_t ldc, const float* src,
-                    const float* w, float* dst, int threads) {
+void GemmCache::run(int64_t m, int64_t k, int64_t n, int64_t ldc, const float* src, const float* w,
+                    float* dst, int threads) {
   const Entry& e = get(Key{m, k, n, ldc});
   dnnl::memory src_mem(e.src, engine_, const_cast<float*>(src));
   dnnl::memory w_mem(e.w, engine_, const_cast<float*>(w));
   dnnl::memory dst_mem(e.dst, engine_, dst);
   OmpThreads team(threads);
-  e.prim.execute(stream_, {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst_mem}});
+  e.prim.execute(stream_,
+                 {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst_mem}});
   stream_.wait();
 }
 

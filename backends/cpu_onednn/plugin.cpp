@@ -14,19 +14,21 @@ using sy::plugin::PluginError;
 // offers no way to join them; unmapping it under them (dlclose of this plugin dropping the last
 // reference) would crash. Pinning it keeps those threads' code mapped for the process lifetime.
 void pin_openmp_runtime() {
-  static const bool pinned = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
+  static const bool pinned =
+      dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
   (void)pinned;
 }
 
 std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
   __builtin_cpu_init();
-  const char* missing = !__builtin_cpu_supports("avx2")  ? "avx2"
+  const char* missing = !__builtin_cpu_supports("avx2")   ? "avx2"
                         : !__builtin_cpu_supports("fma")  ? "fma"
                         : !__builtin_cpu_supports("f16c") ? "f16c"
                                                           : nullptr;
   if (missing)
     throw PluginError(SY_ERR_UNAVAILABLE, std::string("create: cpu_onednn needs AVX2, FMA and "
-                                                      "F16C but this CPU lacks ") + missing);
+                                                      "F16C but this CPU lacks ") +
+                                              missing);
   const unsigned hw = std::thread::hardware_concurrency();
   const int threads = sy::plugin::positive_int_param(params, "threads", hw ? (int)hw : 1, 1024);
   pin_openmp_runtime();

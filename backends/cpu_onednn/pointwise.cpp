@@ -54,7 +54,8 @@ void OnednnBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, fl
       cs[2 * (t * half + i) + 1] = (float)std::sin(theta);
     }
   const bool neox = mode == SY_ROPE_NEOX;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (x.nelements() >= kParallelMinValues)
+#pragma omp parallel for schedule(static) \
+    num_threads(threads_) if (x.nelements() >= kParallelMinValues)
   for (int64_t th = 0; th < n_tokens * n_head; ++th) {
     float* v = x.f32() + th * head_dim;
     const float* c = cs + 2 * (th / n_head) * half;

@@ -30,7 +30,9 @@ inline __m256 load_bf16x8(const uint16_t* p) {
   const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
 }
-inline float f16_scalar(uint16_t h) { return _cvtsh_ss(h); }
+inline float f16_scalar(uint16_t h) {
+  return _cvtsh_ss(h);
+}
 inline float bf16_scalar(uint16_t h) {
   const uint32_t b = (uint32_t)h << 16;
   float f;

@@ -30,7 +30,8 @@ void RefBackend::attention(const AttentionOp& op) {
         const int64_t kv_off = (h / group) * head_dim;
         double mx = -INFINITY;
         for (int64_t p = 0; p < len; ++p) {
-          const int64_t slot = (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
+          const int64_t slot =
+              (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
           const float* k = op.k_cache.f32() + slot * kv_width + kv_off;
           double dot = 0.0;
           for (int64_t i = 0; i < head_dim; ++i) dot += (double)q[i] * k[i];
@@ -40,7 +41,8 @@ void RefBackend::attention(const AttentionOp& op) {
         double sum = 0.0;
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t p = 0; p < len; ++p) {
-          const int64_t slot = (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
+          const int64_t slot =
+              (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
           const float* v = op.v_cache.f32() + slot * kv_width + kv_off;
           const double e = std::exp(score[p] - mx);
           sum += e;

@@ -15,8 +15,8 @@ class RefBackend final : public plugin::Backend {
   void get_rows(const Tensor& table, const int32_t* ids, const Tensor& dst) override;
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override;
   void rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) override;
-  void rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
-            float freq_scale, uint32_t mode) override;
+  void rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base, float freq_scale,
+            uint32_t mode) override;
   void add(const Tensor& a, const Tensor& b, const Tensor& y) override;
   void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) override;
   void softmax(const Tensor& x, const Tensor& y) override;

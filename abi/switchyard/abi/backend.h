@@ -78,6 +78,15 @@ typedef struct sy_attention_args {
   float scale; /* usually 1/sqrt(head_dim) */
 } sy_attention_args;
 
+/* The shape of one engine step, for cost estimates (since 1.1). */
+typedef struct sy_step_shape {
+  uint32_t struct_size;
+  uint32_t n_prefill_tokens; /* prompt tokens computed this step */
+  uint32_t n_decode_seqs;    /* sequences decoding one token */
+  uint32_t reserved0;
+  uint64_t kv_ctx_tokens;    /* cached tokens the step's attention reads, summed over sequences */
+} sy_step_shape;
+
 typedef enum sy_rope_mode {
   SY_ROPE_NORM = 0, /* adjacent pairs (x[2i], x[2i+1]): llama.cpp LLAMA_ROPE_TYPE_NORM */
   SY_ROPE_NEOX = 2, /* halves (x[i], x[i + n_rot/2]) */
@@ -136,7 +145,15 @@ typedef struct sy_backend_iface {
   sy_status (*softmax)(sy_backend_t backend, const sy_tensor* x, const sy_tensor* y);
   sy_status (*kv_store)(sy_backend_t backend, const sy_kv_store_args* args);
   sy_status (*attention)(sy_backend_t backend, const sy_attention_args* args);
+
+  /* ---- since 1.1 (optional; read only when struct_size covers them) ---- */
+  /* Cost model for schedulers: estimated wall time of one step of the given shape on this
+   * backend, in nanoseconds. NULL: the host estimates from a calibration run. */
+  sy_status (*estimate_step_ns)(sy_backend_t backend, const sy_step_shape* shape, int64_t* out_ns);
 } sy_backend_iface;
+
+/* Size of the 1.0 table: a plugin built against 1.0 reports this struct_size. */
+#define SY_BACKEND_IFACE_SIZE_1_0 offsetof(sy_backend_iface, estimate_step_ns)
 
 #ifdef __cplusplus
 }

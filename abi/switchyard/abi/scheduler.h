@@ -12,6 +12,7 @@
 #ifndef SWITCHYARD_ABI_SCHEDULER_H
 #define SWITCHYARD_ABI_SCHEDULER_H
 
+#include "switchyard/abi/backend.h"
 #include "switchyard/abi/types.h"
 
 #ifdef __cplusplus
@@ -57,7 +58,16 @@ typedef struct sy_sched_view {
   uint32_t max_context;      /* the model's context length */
   uint32_t max_batch_tokens; /* tokens one step may carry (sum of num_tokens) */
   uint32_t max_seqs;         /* requests that may hold KV blocks at once */
+
+  /* ---- since 1.1 (read only when struct_size covers them) ---- */
+  /* The backend's cost model: estimated nanoseconds for a step of this shape. NULL if none. */
+  int64_t (*estimate_step_ns)(void* cost_ctx, const sy_step_shape* shape);
+  void* cost_ctx;
+  uint32_t kv_cached_free_blocks; /* free blocks that still hold reusable prefix-cache content */
+  uint32_t prefix_caching;        /* 1: the host keeps a prefix cache; prefix_hit_len is live */
 } sy_sched_view;
+
+#define SY_SCHED_VIEW_SIZE_1_0 offsetof(sy_sched_view, estimate_step_ns)
 
 #define SY_SCHED_REQUEST_AT(view, array, i) \
   ((const sy_sched_request*)((const char*)(array) + (size_t)(i) * (view)->request_size))
