@@ -1,3 +1,9 @@
 switchyard_add_test(test_fixed_window SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_fixed_window.cpp
   LIBS switchyard_core)
 add_dependencies(test_fixed_window switchyard_scheduler_fixed_window)
+switchyard_add_test(test_dynamic SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dynamic.cpp LIBS switchyard_core)
+add_dependencies(test_dynamic switchyard_scheduler_dynamic)
+switchyard_add_test(test_prefix_cache SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_prefix_cache.cpp LIBS switchyard_core)
+add_dependencies(test_prefix_cache switchyard_scheduler_dynamic switchyard_scheduler_fixed_window switchyard_backend_cpu_ref)
+switchyard_add_test(test_scheduler_equivalence SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_scheduler_equivalence.cpp LIBS switchyard_core)
+add_dependencies(test_scheduler_equivalence switchyard_scheduler_dynamic switchyard_scheduler_fixed_window switchyard_backend_cpu_ref)

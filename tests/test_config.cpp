@@ -104,7 +104,7 @@ TEST(Config, LoadConfigNamesAMissingFile) {
 }
 
 TEST(Config, ShippedConfigsParse) {
-  for (const char* f : {"configs/dense.toml"}) {
+  for (const char* f : {"configs/dense.toml", "configs/optimized.toml"}) {
     const sy::Config c = sy::load_config(std::string(SWITCHYARD_SOURCE_DIR) + "/" + f);
     EXPECT_FALSE(c.model.path.empty()) << f;
   }

@@ -10,60 +10,16 @@
 #include "model/generator.h"
 #include "model/llama_model.h"
 #include "naive_llama.h"
+#include "tiny_model.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-sy::PluginHost& host() {
-  static sy::PluginHost h({SWITCHYARD_PLUGIN_DIR});
-  return h;
-}
-
-// A tiny generated model per (dtype, tied) written once.
-const fs::path& model_file(const std::string& dtype, bool tied = false) {
-  static std::map<std::string, fs::path> files;
-  const std::string key = dtype + (tied ? "-tied" : "");
-  auto it = files.find(key);
-  if (it != files.end()) return it->second;
-  sy::model::ModelShape s = sy::model::preset_shape("dense-tiny");
-  s.tied_output = tied;
-  s.n_embd = 64;
-  s.n_ff = 96;
-  s.n_layer = 2;
-  const fs::path p = fs::path(testing::TempDir()) / ("sy-llama-" + key + ".gguf");
-  sy::model::write_random_llama(s, dtype, 42, p);
-  return files[key] = p;
-}
-
-struct Loaded {
-  std::unique_ptr<sy::gguf::File> file;
-  std::unique_ptr<sy::Backend> backend;
-  std::unique_ptr<sy::model::LlamaModel> model;
-  std::unique_ptr<sy::model::KvCache> cache;
-  Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64) {
-    file = sy::gguf::File::open(p);
-    backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
-    model = std::make_unique<sy::model::LlamaModel>(*file, *backend);
-    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers, model->info().kv_row_width, 16,
-                                                 blocks);
-  }
-  // All-position logits of one sequence, prefilled in one pass.
-  std::vector<float> prefill(const std::vector<int32_t>& toks) {
-    std::vector<int32_t> blocks;
-    EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
-    sy::model::SeqInput in{toks.data(), uint32_t(toks.size()), 0, &blocks, true};
-    auto out = model->forward({in}, *cache, true);
-    cache->pool().release(blocks);
-    return out;
-  }
-};
-
-std::vector<int32_t> sample_tokens(int n, int vocab, int salt = 0) {
-  std::vector<int32_t> t(n);
-  for (int i = 0; i < n; ++i) t[i] = (i * 37 + salt * 11 + 5) % vocab;
-  return t;
-}
+using sy::test::host;
+using sy::test::Loaded;
+using sy::test::model_file;
+using sy::test::sample_tokens;
 
 // Normalised mean squared error, llama.cpp's cross-backend measure.
 double nmse(const std::vector<float>& a, const std::vector<double>& ref) {
@@ -110,7 +66,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(LlamaBackends, OnednnAgreesWithRefWithinTolerance) {
   for (const char* dtype : {"f32", "q8_0", "f16", "bf16"}) {
     Loaded a(model_file(dtype), "cpu_ref"), b(model_file(dtype), "cpu_onednn");
-    const auto toks = sample_tokens(40, int(a.model->hparams().n_vocab), 3);
+    const auto toks = sample_tokens(40, int(a.model->info().n_vocab), 3);
     const auto ra = a.prefill(toks), rb = b.prefill(toks);
     double max_abs = 0;
     for (size_t i = 0; i < ra.size(); ++i) max_abs = std::max<double>(max_abs, std::fabs(ra[i] - rb[i]));
@@ -122,7 +78,7 @@ TEST(LlamaBackends, OnednnAgreesWithRefWithinTolerance) {
 TEST(LlamaModel, DecodingThroughTheCacheEqualsPrefill) {
   for (const char* backend : {"cpu_ref", "cpu_onednn"}) {
     Loaded m(model_file("f32"), backend);
-    const uint32_t V = m.model->hparams().n_vocab;
+    const uint32_t V = m.model->info().n_vocab;
     const auto toks = sample_tokens(35, int(V), 1);  // crosses two block boundaries
     const auto full = m.prefill(toks);
     std::vector<int32_t> blocks;
@@ -143,7 +99,7 @@ TEST(LlamaModel, DecodingThroughTheCacheEqualsPrefill) {
 
 TEST(LlamaModel, BatchedSequencesEqualSingleRuns) {
   Loaded m(model_file("f32"), "cpu_ref");
-  const uint32_t V = m.model->hparams().n_vocab;
+  const uint32_t V = m.model->info().n_vocab;
   std::vector<std::vector<int32_t>> seqs = {sample_tokens(7, V, 1), sample_tokens(19, V, 2), sample_tokens(3, V, 3)};
   std::vector<std::vector<float>> alone;
   for (const auto& s : seqs) {
@@ -180,31 +136,13 @@ TEST(LlamaModel, RefusesWrongShapesAndArchitectures) {
 
 namespace {
 
-std::vector<std::vector<int32_t>> run_engine(const std::string& sched_params_batch, const std::string& backend,
-                                             const std::vector<std::vector<int32_t>>& prompts, uint32_t max_new,
-                                             uint32_t blocks = 64) {
-  Loaded m(model_file("f32"), backend, blocks);
-  sy::Scheduler s(host().load(SY_PLUGIN_SCHEDULER, "fixed_window"),
-                  {{"max_batch", sched_params_batch}, {"wait_window_ms", "0"}});
-  sy::engine::EngineLimits lim;
-  lim.max_batch_tokens = 64;
-  sy::engine::Engine e(*m.model, *m.cache, s, lim);
-  std::vector<uint64_t> ids;
-  for (const auto& p : prompts) {
-    sy::engine::RequestSpec spec;
-    spec.prompt = p;
-    spec.max_new_tokens = max_new;
-    spec.stop_at_eos = false;
-    ids.push_back(e.submit(spec));
-  }
-  e.run_until_idle();
-  EXPECT_EQ(e.invalid_plans(), 0u);
-  std::vector<std::vector<int32_t>> out;
-  for (auto id : ids) {
-    EXPECT_EQ(e.request(id).finish, sy::engine::FinishReason::length);
-    out.push_back(e.request(id).output);
-  }
-  return out;
+std::vector<std::vector<int32_t>> run_engine(const std::string& max_batch, const std::vector<std::vector<int32_t>>& prompts,
+                                             uint32_t max_new) {
+  sy::test::EngineRun run;
+  run.params = {{"max_batch", max_batch}, {"wait_window_ms", "0"}};
+  run.limits.max_batch_tokens = 64;
+  run.max_new = max_new;
+  return run.run(prompts);
 }
 
 }  // namespace
@@ -212,8 +150,8 @@ std::vector<std::vector<int32_t>> run_engine(const std::string& sched_params_bat
 TEST(Engine, GreedyTokensDoNotDependOnBatching) {
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < 6; ++i) prompts.push_back(sample_tokens(5 + 9 * i, 259, i));  // up to 50 tokens
-  const auto one = run_engine("1", "cpu_ref", prompts, 12);
-  const auto four = run_engine("4", "cpu_ref", prompts, 12);
+  const auto one = run_engine("1", prompts, 12);
+  const auto four = run_engine("4", prompts, 12);
   EXPECT_EQ(one, four);
   for (const auto& o : one) EXPECT_EQ(o.size(), 12u);
 }
@@ -222,7 +160,7 @@ TEST(Engine, GreedyTokensFollowTheReferenceArgmax) {
   Loaded m(model_file("f32"), "cpu_ref");
   sy::test::NaiveLlama ref(*m.file);
   std::vector<int32_t> toks = sample_tokens(6, 259, 9);
-  const auto got = run_engine("2", "cpu_ref", {toks}, 5)[0];
+  const auto got = run_engine("2", {toks}, 5)[0];
   std::vector<int> seq(toks.begin(), toks.end());
   for (int i = 0; i < 5; ++i) {
     const auto last = ref.logits(seq).back();

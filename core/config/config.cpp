@@ -18,10 +18,24 @@ const toml::table* sub_table(const std::string& origin, const toml::table& root,
   return n->as_table();
 }
 
+// [scheduler] isolation = "in_process" | "process".
+void read_isolation(TableReader& r, const toml::table& t, Isolation& out) {
+  std::string v;
+  r.read_string("isolation", v);
+  const toml::node* n = t.get("isolation");
+  if (!n) return;
+  if (v == "in_process") out = Isolation::in_process;
+  else if (v == "process") out = Isolation::process;
+  else r.fail(*n, "isolation", "must be \"in_process\" or \"process\", got '" + v + "'");
+}
+
 }  // namespace
 
 Config parse_config(const std::string& text, const std::string& origin) {
-  const toml::table root = parse_toml(text, origin);
+  return parse_config(parse_toml(text, origin), origin);
+}
+
+Config parse_config(const toml::table& root, const std::string& origin) {
   Config c;
   c.origin = origin;
   TableReader top(origin, root, "");
@@ -47,6 +61,7 @@ Config parse_config(const std::string& text, const std::string& origin) {
     if (!t) throw ConfigError(origin + ":1:1: " + key + ": required table [" + key + "] is missing");
     TableReader r(origin, *t, std::string(key) + ".");
     r.read_string("plugin", choice->plugin, true);
+    if (choice == &c.scheduler) read_isolation(r, *t, choice->isolation);
     r.rest_as_params(choice->params);
   }
   if (auto* t = sub_table(origin, root, "engine")) {
@@ -56,6 +71,7 @@ Config parse_config(const std::string& text, const std::string& origin) {
     r.read_int("max_seqs", c.engine.max_seqs, 1, 65536);
     r.read_int("max_batch_tokens", c.engine.max_batch_tokens, 1, 1 << 20);
     r.read_int("max_context", c.engine.max_context, 0, 1 << 24);
+    r.read_bool("prefix_caching", c.engine.prefix_caching);
     r.reject_unknown();
   }
   if (auto* t = sub_table(origin, root, "sampling")) {

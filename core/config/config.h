@@ -17,9 +17,13 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Where a scheduler plugin runs: in the engine's process, or in a child (host/process_scheduler.h).
+enum class Isolation { in_process, process };
+
 struct PluginChoice {
   std::string plugin;  // name (looked up in plugin dirs) or a path
   Params params;       // every other key of the table, as text
+  Isolation isolation = Isolation::in_process;  // [scheduler] isolation; a host key, not a param
 };
 
 struct ModelConfig {
@@ -35,6 +39,7 @@ struct EngineConfig {
   uint32_t max_seqs = 16;         // requests holding KV at once
   uint32_t max_batch_tokens = 2048;  // tokens one forward pass may carry
   uint32_t max_context = 0;       // 0: the model's context length
+  bool prefix_caching = false;    // share KV blocks of equal prompt prefixes
 };
 
 struct SamplingDefaults {

@@ -131,6 +131,9 @@ class TableReader {
 
 // Parses TOML text; a syntax error becomes ConfigError("<origin>:<line>:<col>: syntax error: ...").
 toml::table parse_toml(const std::string& text, const std::string& origin);
+// parse_config on an already parsed table (e.g. one [[variants]] entry of a compare file): its
+// nodes keep their source positions, so errors still name origin:line:col.
+Config parse_config(const toml::table& root, const std::string& origin);
 // Reads a whole file; ConfigError("<path>: cannot open ...") when it cannot.
 std::string read_text_file(const std::filesystem::path& path);
 

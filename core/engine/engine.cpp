@@ -22,7 +22,17 @@ const char* finish_reason_name(FinishReason r) {
 
 Engine::Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler,
                EngineLimits limits)
-    : model_(model), cache_(cache), sched_(scheduler), lim_(limits) {
+    : model_(model), cache_(cache), sched_(scheduler), lim_(limits),
+      // Prior: weights streamed once per step at ~10 GB/s, 2 flops per active parameter per
+      // token at ~50 GFLOP/s, attention over the cached context; refined by observed steps.
+      cost_(model.info().bytes_per_token / 10.0, model.info().n_active_params * 0.04,
+            model.info().n_active_params * 0.04,
+            0.32 * model.info().n_attn_layers * model.info().kv_row_width) {
+  if (model.info().state_bytes_per_seq > 0 && lim_.prefix_caching) {
+    // A recurrent state summarises the whole prefix; KV blocks alone cannot restore it.
+    logger()->warn("prefix caching is off: {} has recurrent layers", model.info().arch);
+    lim_.prefix_caching = false;
+  }
   if (lim_.max_context == 0 || lim_.max_context > model.info().n_ctx) lim_.max_context = model.info().n_ctx;
   if (model.info().state_bytes_per_seq > 0) {
     model.reserve_state_slots(lim_.max_seqs);
@@ -75,6 +85,48 @@ sy_sched_request view_of(const Request& r) {
 
 }  // namespace
 
+void Engine::update_hashes(Request& r) const {
+  const uint32_t bs = cache_.block_size();
+  const uint32_t full = r.known_tokens() / bs;
+  if (r.hashes.size() >= full) return;
+  std::vector<int32_t> toks(full * bs);
+  for (uint32_t i = 0; i < toks.size(); ++i) toks[i] = r.token_at(i);
+  r.hashes = model::block_hashes(toks.data(), toks.size(), bs);
+}
+
+// Tokens a waiting request starts from once admitted: its cached prefix as shown to the scheduler.
+uint32_t Engine::computed_if_admitted(const Request& r) const {
+  return r.running ? r.num_computed : r.view_hit_blocks * cache_.block_size();
+}
+
+void Engine::admit(Request& r, int64_t now) {
+  waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &r));
+  running_.push_back(&r);
+  r.running = true;
+  if (!r.first_scheduled_ns) r.first_scheduled_ns = now;
+  if (model_.info().state_bytes_per_seq > 0) {  // max_seqs bounds the running set
+    r.state_slot = free_state_slots_.back();
+    free_state_slots_.pop_back();
+  }
+  if (lim_.prefix_caching) {
+    cache_.pool().acquire_cached(r.hashes, r.view_hit_blocks, r.blocks);
+    r.num_computed = r.view_hit_blocks * cache_.block_size();
+    r.published_blocks = r.view_hit_blocks;
+    r.prefix_hit_tokens = r.num_computed;
+    host_counter_add("prefix_cache_query_tokens", r.known_tokens());
+    host_counter_add("prefix_cache_hit_tokens", r.num_computed);
+  }
+}
+
+void Engine::publish_blocks(Request& r) {
+  if (!lim_.prefix_caching) return;
+  const uint32_t full = r.num_computed / cache_.block_size();
+  if (full <= r.published_blocks) return;
+  update_hashes(r);
+  for (uint32_t b = r.published_blocks; b < full; ++b) cache_.pool().publish(r.blocks[b], r.hashes[b]);
+  r.published_blocks = full;
+}
+
 std::string Engine::validate(const sy_sched_plan& p) const {
   if (p.n_entries > p.entries_capacity) return "plan has more entries than its capacity";
   if (p.n_preempt > p.preempt_capacity) return "plan has more preemptions than its capacity";
@@ -100,14 +152,18 @@ std::string Engine::validate(const sy_sched_plan& p) const {
     if (!seen.insert(e.id).second) return where + "request " + std::to_string(e.id) + " scheduled twice";
     if (preempted.count(e.id)) return where + "request " + std::to_string(e.id) + " is both preempted and scheduled";
     const Request& r = *it->second;
-    const uint32_t computed = preempted.count(e.id) ? 0 : r.num_computed;
+    const uint32_t computed = computed_if_admitted(r);
     const uint32_t remaining = r.known_tokens() - computed;
     if (e.num_tokens == 0 || e.num_tokens > remaining)
       return where + "request " + std::to_string(e.id) + " asks for " + std::to_string(e.num_tokens) +
              " tokens, it has " + std::to_string(remaining) + " to compute";
     tokens += e.num_tokens;
-    if (!r.running) ++seqs;
-    const uint32_t have = static_cast<uint32_t>(r.blocks.size());
+    uint32_t have = static_cast<uint32_t>(r.blocks.size());
+    if (!r.running) {
+      ++seqs;
+      have = r.view_hit_blocks;  // shared prefix blocks it will hold
+      if (lim_.prefix_caching) need_blocks += cache_.pool().unreferenced_among(r.hashes, r.view_hit_blocks);
+    }
     const uint32_t want = cache_.blocks_for(computed + e.num_tokens);
     if (want > have) need_blocks += want - have;
   }
@@ -153,10 +209,12 @@ void Engine::fallback_plan(sy_sched_plan& p) const {
   size_t seqs = keep.size();
   for (const Request* r : waiting_) {
     if (budget == 0 || seqs >= lim_.max_seqs || p.n_entries >= p.entries_capacity) break;
+    // Conservative: the whole request must fit without counting its cached prefix.
     const int64_t full = cache_.blocks_for(r->known_tokens() + r->spec.max_new_tokens);
     if (full > free_blocks) break;
-    const uint32_t n = std::min(r->known_tokens(), budget);
-    free_blocks -= cache_.blocks_for(n);
+    const uint32_t from = computed_if_admitted(*r);
+    const uint32_t n = std::min(r->known_tokens() - from, budget);
+    free_blocks -= cache_.blocks_for(from + n);
     budget -= n;
     ++seqs;
     p.entries[p.n_entries++] = sy_sched_entry{r->id, n, 0};
@@ -172,8 +230,10 @@ void Engine::preempt(Request& r) {
   cache_.pool().release(r.blocks);
   release_state(r);
   r.num_computed = 0;
+  r.published_blocks = r.view_hit_blocks = 0;
   r.running = false;
   ++r.num_preemptions;
+  host_counter_add("num_preemptions", 1);
   running_.erase(std::find(running_.begin(), running_.end(), &r));
   waiting_.insert(waiting_.begin(), &r);  // resumes first
 }
@@ -190,7 +250,17 @@ void Engine::finish(Request& r, FinishReason why, int64_t now) {
 StepStats Engine::step() {
   StepStats st;
   std::vector<sy_sched_request> wv, rv;
-  for (const Request* r : waiting_) wv.push_back(view_of(*r));
+  const uint32_t bs = cache_.block_size();
+  for (Request* r : waiting_) {
+    r->view_hit_blocks = 0;
+    if (lim_.prefix_caching) {
+      update_hashes(*r);
+      // At least one token is always computed, so its logits exist.
+      r->view_hit_blocks = cache_.pool().match(r->hashes, (r->known_tokens() - 1) / bs);
+    }
+    wv.push_back(view_of(*r));
+    wv.back().prefix_hit_len = r->view_hit_blocks * bs;
+  }
   for (const Request* r : running_) rv.push_back(view_of(*r));
   sy_sched_view view{};
   view.struct_size = sizeof(view);
@@ -206,6 +276,12 @@ StepStats Engine::step() {
   view.max_context = lim_.max_context;
   view.max_batch_tokens = lim_.max_batch_tokens;
   view.max_seqs = lim_.max_seqs;
+  view.estimate_step_ns = &CostModel::estimate_cb;
+  view.cost_ctx = &cost_;
+  view.kv_cached_free_blocks = cache_.pool().cached_free_count();
+  view.prefix_caching = lim_.prefix_caching ? 1 : 0;
+  view.state_slots_total = model_.info().state_bytes_per_seq > 0 ? lim_.max_seqs : 0;
+  view.state_slots_free = static_cast<uint32_t>(free_state_slots_.size());
 
   entries_.assign(waiting_.size() + running_.size() + 1, sy_sched_entry{});
   preempt_.assign(running_.size() + 1, 0);
@@ -226,7 +302,7 @@ StepStats Engine::step() {
     st.plan_rejected = true;
     host_counter_add("scheduler_invalid_plans", 1);
     logger()->error("scheduler {}: {}; running the host's fallback plan for this step",
-                    sched_.plugin().name(), error);
+                    sched_.name(), error);
     fallback_plan(plan);
   }
 
@@ -236,19 +312,16 @@ StepStats Engine::step() {
   std::vector<std::vector<int32_t>> chunks;
   chunks.reserve(plan.n_entries);
   const int64_t t0 = now_ns();
+  // Admissions take their cached prefix blocks before anyone allocates, so no allocation can
+  // evict a block this step is about to share.
+  for (uint32_t i = 0; i < plan.n_entries; ++i) {
+    Request& r = *all_.at(plan.entries[i].id);
+    if (!r.running) admit(r, t0);
+  }
+  sy_step_shape shape{sizeof(sy_step_shape), 0, 0, 0, 0};
   for (uint32_t i = 0; i < plan.n_entries; ++i) {
     Request& r = *all_.at(plan.entries[i].id);
     const uint32_t n = plan.entries[i].num_tokens;
-    if (!r.running) {
-      waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &r));
-      running_.push_back(&r);
-      r.running = true;
-      if (!r.first_scheduled_ns) r.first_scheduled_ns = t0;
-      if (model_.info().state_bytes_per_seq > 0) {  // max_seqs bounds the running set
-        r.state_slot = free_state_slots_.back();
-        free_state_slots_.pop_back();
-      }
-    }
     const uint32_t want = cache_.blocks_for(r.num_computed + n);
     if (want > r.blocks.size() && !cache_.pool().allocate(want - r.blocks.size(), r.blocks))
       throw std::logic_error("validated plan ran out of KV blocks");
@@ -267,7 +340,11 @@ StepStats Engine::step() {
     st.n_tokens += n;
     if (r.num_computed + n > r.spec.prompt.size() && n == 1) ++st.n_decode;
     else st.n_prefill_tokens += n;
+    shape.kv_ctx_tokens += r.num_computed + n;
   }
+  peak_blocks_ = std::max(peak_blocks_, cache_.pool().total() - cache_.pool().free_count());
+  shape.n_prefill_tokens = st.n_prefill_tokens;
+  shape.n_decode_seqs = st.n_decode;
   st.n_seqs = static_cast<uint32_t>(inputs.size());
   if (inputs.empty()) {
     st.wait_ns = plan.wait_ns;
@@ -275,11 +352,13 @@ StepStats Engine::step() {
   }
   const std::vector<float> logits = model_.forward(inputs, cache_);
   const int64_t now = now_ns();
+  cost_.observe(shape, now - t0);
   const uint32_t V = model_.info().n_vocab;
   size_t row = 0;
   for (size_t i = 0; i < members.size(); ++i) {
     Request& r = *members[i];
     r.num_computed += inputs[i].n_tokens;
+    publish_blocks(r);
     if (!inputs[i].want_logits) continue;
     const int32_t tok = r.sampler.sample(logits.data() + row++ * V, static_cast<int32_t>(V));
     r.output.push_back(tok);

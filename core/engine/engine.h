@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cost_model.h"
 #include "engine/request.h"
 #include "host/scheduler.h"
 #include "model/kv_cache.h"
@@ -20,6 +21,7 @@ struct EngineLimits {
   uint32_t max_batch_tokens = 2048;
   uint32_t max_context = 0;  // 0: model's
   int32_t eos = -1;
+  bool prefix_caching = false;  // share full KV blocks of equal prefixes across requests
 };
 
 struct StepStats {
@@ -48,6 +50,9 @@ class Engine {
   const Request& request(uint64_t id) const { return *all_.at(id); }
   const std::map<uint64_t, std::unique_ptr<Request>>& requests() const { return all_; }
   uint64_t invalid_plans() const { return invalid_plans_; }
+  const CostModel& cost_model() const { return cost_; }
+  const EngineLimits& limits() const { return lim_; }
+  uint32_t peak_blocks_used() const { return peak_blocks_; }
   std::function<void(const Request&, int32_t token)> on_token;  // called as tokens are sampled
 
  private:
@@ -55,6 +60,10 @@ class Engine {
   void fallback_plan(sy_sched_plan& plan) const;
   void preempt(Request& r);
   void release_state(Request& r);
+  void update_hashes(Request& r) const;
+  uint32_t computed_if_admitted(const Request& r) const;
+  void admit(Request& r, int64_t now);
+  void publish_blocks(Request& r);
   void finish(Request& r, FinishReason why, int64_t now);
 
   model::Model& model_;
@@ -69,6 +78,8 @@ class Engine {
   std::vector<sy_sched_entry> entries_;
   std::vector<uint64_t> preempt_;
   uint64_t invalid_plans_ = 0;
+  CostModel cost_;
+  uint32_t peak_blocks_ = 0;
 };
 
 }  // namespace sy::engine

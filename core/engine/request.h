@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/kv_cache.h"
 #include "text/sampler.h"
 
 namespace sy::engine {
@@ -16,6 +17,7 @@ struct RequestSpec {
   int32_t priority = 0;
   bool stop_at_eos = true;
   uint32_t path = 0;  // triage tag (0 = full)
+  bool simple_hint = false;  // client's hint that the request is simple (triage router input)
 };
 
 enum class FinishReason { none, stop, length, context, aborted };
@@ -30,6 +32,12 @@ struct Request {
   uint32_t num_computed = 0;  // tokens of prompt+output whose keys are cached
   std::vector<int32_t> blocks;
   int32_t state_slot = -1;  // recurrent state, held while running
+  // Prefix caching: hash chain over the full blocks of prompt + output, how many of this
+  // request's blocks are published, and the cached prefix the scheduler was shown (in blocks).
+  std::vector<model::BlockHash> hashes;
+  uint32_t published_blocks = 0;
+  uint32_t view_hit_blocks = 0;
+  uint32_t prefix_hit_tokens = 0;  // cached prompt tokens it was admitted with (last admission)
   bool running = false;
   uint32_t num_preemptions = 0;
   FinishReason finish = FinishReason::none;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "host/log.h"
+#include "host/process_scheduler.h"
 #include "model/generator.h"
 
 namespace sy::engine {
@@ -34,7 +35,11 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   for (auto& d : PluginHost::default_dirs()) dirs.push_back(d);
   PluginHost host(dirs);
   v->backend_plugin = host.load(SY_PLUGIN_BACKEND, config.backend.plugin);
-  v->scheduler_plugin = host.load(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
+  // An isolated scheduler is loaded by its child process only: this process never maps it.
+  const bool isolated = config.scheduler.isolation == Isolation::process;
+  std::filesystem::path isolated_path;
+  if (isolated) isolated_path = host.locate(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
+  else v->scheduler_plugin = host.load(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
   v->backend = std::make_unique<Backend>(v->backend_plugin, config.backend.params);
   if (!v->backend->device().available)
     throw std::runtime_error("backend " + config.backend.plugin + " reports no usable device");
@@ -58,12 +63,14 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
         per_ctx, std::min<uint64_t>(per_ctx * config.engine.max_seqs, (1ull << 30) / per_block)));
   }
   v->cache = std::make_unique<model::KvCache>(*v->backend, mi.n_attn_layers, mi.kv_row_width, bs, blocks);
-  v->scheduler = std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);
+  v->scheduler = isolated ? make_process_scheduler(isolated_path, config.scheduler.params)
+                          : std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);
   EngineLimits lim;
   lim.max_seqs = config.engine.max_seqs;
   lim.max_batch_tokens = config.engine.max_batch_tokens;
   lim.max_context = ctx;
   lim.eos = v->tokenizer ? v->tokenizer->vocab().eos : -1;
+  lim.prefix_caching = config.engine.prefix_caching;
   v->engine = std::make_unique<Engine>(*v->model, *v->cache, *v->scheduler, lim);
   return v;
 }

@@ -17,7 +17,8 @@ namespace sy::engine {
 
 struct Variant {
   Config config;
-  std::shared_ptr<Plugin> backend_plugin, scheduler_plugin;
+  std::shared_ptr<Plugin> backend_plugin;
+  std::shared_ptr<Plugin> scheduler_plugin;  // null when [scheduler] isolation = "process"
   std::unique_ptr<Backend> backend;
   std::unique_ptr<gguf::File> file;
   std::unique_ptr<model::Model> model;

@@ -1,24 +1,95 @@
 #include "model/kv_cache.h"
 
+#include <stdexcept>
+
 namespace sy::model {
 
-BlockPool::BlockPool(uint32_t n_blocks) : total_(n_blocks) {
+std::vector<BlockHash> block_hashes(const int32_t* tokens, size_t n, uint32_t block_size,
+                                    BlockHash seed) {
+  std::vector<BlockHash> out;
+  BlockHash h = seed ^ 0x9e3779b97f4a7c15ull;
+  for (size_t b = 0; (b + 1) * block_size <= n; ++b) {
+    // FNV-1a over the previous hash and the block's token ids; 0 is reserved for "unkeyed".
+    uint64_t x = 1469598103934665603ull ^ h;
+    for (uint32_t i = 0; i < block_size; ++i) {
+      x = (x ^ static_cast<uint32_t>(tokens[b * block_size + i])) * 1099511628211ull;
+      x ^= x >> 29;
+    }
+    h = x ? x : 1;
+    out.push_back(h);
+  }
+  return out;
+}
+
+BlockPool::BlockPool(uint32_t n_blocks)
+    : total_(n_blocks), ref_(n_blocks, 0), key_(n_blocks, 0), keyed_(n_blocks, false),
+      lru_pos_(n_blocks) {
   free_.reserve(n_blocks);
   for (uint32_t i = n_blocks; i-- > 0;) free_.push_back(static_cast<int32_t>(i));
 }
 
-bool BlockPool::allocate(uint32_t n, std::vector<int32_t>& into) {
-  if (n > free_.size()) return false;
-  for (uint32_t i = 0; i < n; ++i) {
-    into.push_back(free_.back());
+int32_t BlockPool::take_one() {
+  int32_t b;
+  if (!free_.empty()) {
+    b = free_.back();
     free_.pop_back();
+  } else {
+    b = lru_.front();  // evict the least recently released cached block
+    lru_.pop_front();
+    by_hash_.erase(key_[b]);
+    keyed_[b] = false;
+    key_[b] = 0;
+    ++evictions_;
   }
+  ref_[b] = 1;
+  return b;
+}
+
+bool BlockPool::allocate(uint32_t n, std::vector<int32_t>& into) {
+  if (n > free_count()) return false;
+  for (uint32_t i = 0; i < n; ++i) into.push_back(take_one());
   return true;
 }
 
 void BlockPool::release(std::vector<int32_t>& blocks) {
-  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) free_.push_back(*it);
+  // Reverse order: a sequence's tail blocks are the least likely to be shared, so they are
+  // evicted before its head.
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    const int32_t b = *it;
+    if (ref_[b] == 0) throw std::logic_error("BlockPool: block released twice");
+    if (--ref_[b] > 0) continue;
+    if (keyed_[b]) lru_pos_[b] = lru_.insert(lru_.end(), b);
+    else free_.push_back(b);
+  }
   blocks.clear();
+}
+
+uint32_t BlockPool::match(const std::vector<BlockHash>& hashes, uint32_t max_blocks) const {
+  uint32_t n = 0;
+  while (n < hashes.size() && n < max_blocks && by_hash_.count(hashes[n])) ++n;
+  return n;
+}
+
+void BlockPool::acquire_cached(const std::vector<BlockHash>& hashes, uint32_t n,
+                               std::vector<int32_t>& into) {
+  for (uint32_t i = 0; i < n; ++i) {
+    const int32_t b = by_hash_.at(hashes[i]);
+    if (ref_[b]++ == 0) lru_.erase(lru_pos_[b]);
+    into.push_back(b);
+  }
+}
+
+uint32_t BlockPool::unreferenced_among(const std::vector<BlockHash>& hashes, uint32_t n) const {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; ++i) k += ref_[by_hash_.at(hashes[i])] == 0;
+  return k;
+}
+
+void BlockPool::publish(int32_t block, BlockHash hash) {
+  if (keyed_[block] || by_hash_.count(hash)) return;
+  keyed_[block] = true;
+  key_[block] = hash;
+  by_hash_.emplace(hash, block);
 }
 
 KvCache::KvCache(Backend& backend, uint32_t n_layer, uint32_t row_width, uint32_t block_size,
@@ -26,9 +97,10 @@ KvCache::KvCache(Backend& backend, uint32_t n_layer, uint32_t row_width, uint32_
     : row_width_(row_width), block_size_(block_size), pool_(n_blocks) {
   const uint64_t slots = static_cast<uint64_t>(block_size) * n_blocks;
   const uint64_t layer_bytes = slots * row_width * sizeof(float);
+  bytes_ = 2 * layer_bytes * n_layer;
+  if (bytes_ == 0) return;  // no attention layers: the cache only hands out block ids
   kbuf_ = backend.alloc(layer_bytes * n_layer);
   vbuf_ = backend.alloc(layer_bytes * n_layer);
-  bytes_ = 2 * layer_bytes * n_layer;
   for (uint32_t l = 0; l < n_layer; ++l) {
     k_.push_back(make_tensor(*kbuf_, SY_DTYPE_F32, {row_width, (int64_t)slots}, l * layer_bytes));
     v_.push_back(make_tensor(*vbuf_, SY_DTYPE_F32, {row_width, (int64_t)slots}, l * layer_bytes));

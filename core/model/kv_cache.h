@@ -1,28 +1,66 @@
-// Paged KV cache: per layer one K and one V tensor of F32 rows {head_dim * n_kv_head, slots},
-// carved into fixed-size blocks handed out by a free list. A sequence owns a block table; slot
-// p of a sequence lives at block_table[p / block_size] * block_size + p % block_size.
+// Paged KV cache: per attention layer one K and one V tensor of F32 rows
+// {head_dim * n_kv_head, slots}, carved into fixed-size blocks. A sequence owns a block table;
+// position p lives at block_table[p / block_size] * block_size + p % block_size.
+//
+// Prefix caching: a full block is keyed by a hash chain of its tokens (the hash of the previous
+// block and this block's tokens), so equal prefixes map to equal keys. Blocks are reference
+// counted and shared copy-free; a released block that carries a key stays reusable until it is
+// evicted, least recently released first, when no plain free block is left.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <list>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "host/backend.h"
 
 namespace sy::model {
 
+using BlockHash = uint64_t;
+
+// Hash chain of the full blocks of `tokens` (the last partial block is not keyed).
+std::vector<BlockHash> block_hashes(const int32_t* tokens, size_t n, uint32_t block_size,
+                                    BlockHash seed = 0);
+
 class BlockPool {
  public:
   explicit BlockPool(uint32_t n_blocks);
   uint32_t total() const { return total_; }
-  uint32_t free_count() const { return static_cast<uint32_t>(free_.size()); }
-  // Returns false (and takes nothing) when fewer than n blocks are free.
+  // Blocks an allocation can take: plain free ones plus evictable cached ones.
+  uint32_t free_count() const { return static_cast<uint32_t>(free_.size() + lru_.size()); }
+  uint32_t cached_free_count() const { return static_cast<uint32_t>(lru_.size()); }
+  // Returns false (and takes nothing) when fewer than n blocks are available.
   bool allocate(uint32_t n, std::vector<int32_t>& into);
-  void release(std::vector<int32_t>& blocks);  // clears `blocks`
+  // Drops one reference to each block and clears `blocks`.
+  void release(std::vector<int32_t>& blocks);
+
+  // Number of leading hashes that are cached (no side effects).
+  uint32_t match(const std::vector<BlockHash>& hashes, uint32_t max_blocks) const;
+  // Takes a reference to the first n cached blocks of the chain and appends them to `into`.
+  void acquire_cached(const std::vector<BlockHash>& hashes, uint32_t n, std::vector<int32_t>& into);
+  // Keys a full block the caller has just computed, unless that key already has a block.
+  void publish(int32_t block, BlockHash hash);
+
+  uint32_t ref_count(int32_t block) const { return ref_[block]; }
+  // Of the first n cached blocks of the chain, how many nobody references (acquiring them takes
+  // them out of the evictable set).
+  uint32_t unreferenced_among(const std::vector<BlockHash>& hashes, uint32_t n) const;
+  uint64_t evictions() const { return evictions_; }
 
  private:
+  int32_t take_one();
   uint32_t total_;
-  std::vector<int32_t> free_;  // LIFO: recently freed blocks are reused first (warm in cache)
+  std::vector<int32_t> free_;  // unkeyed, unreferenced; LIFO
+  std::vector<uint32_t> ref_;
+  std::vector<BlockHash> key_;  // 0: unkeyed
+  std::vector<bool> keyed_;
+  std::unordered_map<BlockHash, int32_t> by_hash_;
+  std::list<int32_t> lru_;  // keyed, unreferenced; front = least recently released
+  std::vector<std::list<int32_t>::iterator> lru_pos_;
+  uint64_t evictions_ = 0;
 };
 
 class KvCache {
@@ -36,6 +74,7 @@ class KvCache {
   const sy_tensor& k(uint32_t layer) const { return k_[layer]; }
   const sy_tensor& v(uint32_t layer) const { return v_[layer]; }
   uint64_t bytes() const { return bytes_; }
+  uint64_t bytes_per_block() const { return bytes_ / std::max<uint32_t>(1, pool_.total()); }
   uint32_t blocks_for(uint32_t n_tokens) const { return (n_tokens + block_size_ - 1) / block_size_; }
 
  private:

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin_params.h"
 #include "switchyard/abi/plugin.h"
 
 namespace {
@@ -22,21 +23,6 @@ struct FixedWindow {
   std::string error;
 };
 
-bool parse_uint(const char* text, uint64_t& out) {
-  if (!text || !*text) return false;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (*end || text[0] == '-') return false;
-  out = v;
-  return true;
-}
-bool parse_double(const char* text, double& out) {
-  if (!text || !*text) return false;
-  char* end = nullptr;
-  out = std::strtod(text, &end);
-  return !*end && out >= 0;
-}
-
 sy_status create(const sy_param* params, size_t n, sy_sched_t* out) {
   auto* s = new (std::nothrow) FixedWindow();
   if (!s) return SY_ERR_OUT_OF_MEMORY;
@@ -44,13 +30,13 @@ sy_status create(const sy_param* params, size_t n, sy_sched_t* out) {
     const std::string key = params[i].key;
     uint64_t u = 0;
     double d = 0;
-    if (key == "max_batch" && parse_uint(params[i].value, u) && u >= 1 && u <= 65536) {
+    if (key == "max_batch" && sy::plugin::parse_uint(params[i].value, 1, 65536, u)) {
       s->max_batch = static_cast<uint32_t>(u);
-    } else if (key == "wait_window_ms" && parse_double(params[i].value, d)) {
+    } else if (key == "wait_window_ms" && sy::plugin::parse_double(params[i].value, 0, 1e6, d)) {
       s->window_ns = static_cast<int64_t>(d * 1e6);
     } else {
       g_create_error = (key == "max_batch" || key == "wait_window_ms")
-                           ? "fixed_window: bad value '" + std::string(params[i].value) + "' for " + key
+                           ? sy::plugin::bad_value("fixed_window", params[i])
                            : "fixed_window: unknown parameter '" + key +
                                  "' (known: max_batch, wait_window_ms)";
       delete s;

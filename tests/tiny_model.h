@@ -1,0 +1,114 @@
+// Test helpers: a tiny generated llama model loaded on a named backend with a paged cache.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "host/backend.h"
+#include "host/plugin_host.h"
+#include "model/generator.h"
+#include "model/kv_cache.h"
+#include "engine/engine.h"
+#include "host/scheduler.h"
+#include "model/model.h"
+
+namespace sy::test {
+
+namespace fs = std::filesystem;
+
+inline sy::PluginHost& host() {
+  static sy::PluginHost h({SWITCHYARD_PLUGIN_DIR});
+  return h;
+}
+
+// A tiny generated model per (dtype, tied) written once.
+inline const fs::path& model_file(const std::string& dtype, bool tied = false) {
+  static std::map<std::string, fs::path> files;
+  const std::string key = dtype + (tied ? "-tied" : "");
+  auto it = files.find(key);
+  if (it != files.end()) return it->second;
+  sy::model::ModelShape s = sy::model::preset_shape("dense-tiny");
+  s.tied_output = tied;
+  s.n_embd = 64;
+  s.n_ff = 96;
+  s.n_layer = 2;
+  const fs::path p = fs::path(testing::TempDir()) / ("sy-llama-" + key + ".gguf");
+  sy::model::write_random_llama(s, dtype, 42, p);
+  return files[key] = p;
+}
+
+struct Loaded {
+  std::unique_ptr<sy::gguf::File> file;
+  std::unique_ptr<sy::Backend> backend;
+  std::unique_ptr<sy::model::Model> model;
+  std::unique_ptr<sy::model::KvCache> cache;
+  Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64) {
+    file = sy::gguf::File::open(p);
+    backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
+    model = sy::model::load_model(*file, *backend);
+    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers, model->info().kv_row_width, 16,
+                                                 blocks);
+  }
+  // All-position logits of one sequence, prefilled in one pass.
+  std::vector<float> prefill(const std::vector<int32_t>& toks) {
+    std::vector<int32_t> blocks;
+    EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
+    sy::model::SeqInput in{toks.data(), uint32_t(toks.size()), 0, &blocks, true};
+    auto out = model->forward({in}, *cache, true);
+    cache->pool().release(blocks);
+    return out;
+  }
+};
+
+// Runs prompts to completion through the engine with a scheduler plugin; returns each request's
+// output tokens (greedy unless the spec says otherwise), checking every plan was valid.
+struct EngineRun {
+  std::string backend = "cpu_ref";
+  std::string scheduler = "fixed_window";
+  sy::Params params;
+  sy::engine::EngineLimits limits;
+  uint32_t kv_blocks = 64;
+  uint32_t max_new = 12;
+  fs::path model;
+  uint64_t preemptions = 0;
+  uint64_t prefix_hit_tokens = 0;
+
+  std::vector<std::vector<int32_t>> run(const std::vector<std::vector<int32_t>>& prompts) {
+    Loaded m(model.empty() ? model_file("f32") : model, backend, kv_blocks);
+    sy::Scheduler s(host().load(SY_PLUGIN_SCHEDULER, scheduler), params);
+    sy::engine::Engine e(*m.model, *m.cache, s, limits);
+    std::vector<uint64_t> ids;
+    for (const auto& p : prompts) {
+      sy::engine::RequestSpec spec;
+      spec.prompt = p;
+      spec.max_new_tokens = max_new;
+      spec.stop_at_eos = false;
+      ids.push_back(e.submit(spec));
+    }
+    e.run_until_idle();
+    EXPECT_EQ(e.invalid_plans(), 0u) << scheduler;
+    EXPECT_EQ(m.cache->pool().free_count(), m.cache->pool().total()) << "blocks leaked";
+    std::vector<std::vector<int32_t>> out;
+    for (auto id : ids) {
+      const auto& r = e.request(id);
+      preemptions += r.num_preemptions;
+      prefix_hit_tokens += r.prefix_hit_tokens;
+      out.push_back(r.output);
+    }
+    return out;
+  }
+};
+
+inline std::vector<int32_t> sample_tokens(int n, int vocab, int salt = 0) {
+  std::vector<int32_t> t(n);
+  for (int i = 0; i < n; ++i) t[i] = (i * 37 + salt * 11 + 5) % vocab;
+  return t;
+}
+
+}  // namespace sy::test
