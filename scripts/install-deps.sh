@@ -8,4 +8,11 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config \
   libdnnl-dev libboost-dev libboost-filesystem-dev libtomlplusplus-dev \
-  libspdlog-dev libfmt-dev libgtest-dev >/dev/null
+  libspdlog-dev libfmt-dev libgtest-dev \
+  abigail-tools >/dev/null  # abidw/abidiff for scripts/abi-check.sh
+# `switchyard serve`: the HTTP server (cpp-httplib, a compiled library in Debian) and JSON.
+$SUDO apt-get install -y -qq --no-install-recommends libcpp-httplib-dev nlohmann-json3-dev >/dev/null
+# The hip backend plugin: hipcc (Debian's clang 15 with the ROCm device libraries) and the HIP
+# runtime, 66 MB to download (353 MB installed). The cuda plugin builds with the CUDA toolkit in
+# /usr/local/cuda, which apt does not install.
+$SUDO apt-get install -y -qq --no-install-recommends hipcc libamdhip64-dev >/dev/null

@@ -4,7 +4,7 @@ set(SY_FIX ${CMAKE_CURRENT_SOURCE_DIR}/fixtures)
 add_test(NAME cli_mkmodel COMMAND ${SY_CLI} mkmodel --preset dense-tiny --dtype q8_0 --seed 3
   --out ${CMAKE_BINARY_DIR}/cli-models/mk-q8.gguf)
 set_tests_properties(cli_mkmodel PROPERTIES FIXTURES_SETUP cli_model
-  PASS_REGULAR_EXPRESSION "wrote .*mk-q8.gguf: llama, 0.1M parameters, q8_0")
+  PASS_REGULAR_EXPRESSION "wrote .*mk-q8.gguf: llama, 0.1M parameters \\(0.1M active\\), q8_0")
 add_test(NAME cli_info COMMAND ${SY_CLI} info ${CMAKE_BINARY_DIR}/cli-models/mk-q8.gguf)
 set_tests_properties(cli_info PROPERTIES FIXTURES_REQUIRED cli_model
   PASS_REGULAR_EXPRESSION "general.architecture +\"llama\".*blk.1.ffn_down.weight +Q8_0 +\\{128, 64\\}")

@@ -330,6 +330,11 @@ TEST_P(BackendOps, EntryFillsInfoAndNegotiatesMinor) {
                          (const void*)iface->swiglu,       (const void*)iface->softmax,
                          (const void*)iface->kv_store,     (const void*)iface->attention})
     EXPECT_NE(fn, nullptr);
+  // The 1.1 hybrid ops are implemented too (tested in test_hybrid_ops.cpp).
+  for (const void* fn : {(const void*)iface->ssm_conv, (const void*)iface->ssm_scan,
+                         (const void*)iface->moe_gate, (const void*)iface->moe_matmul,
+                         (const void*)iface->moe_combine})
+    EXPECT_NE(fn, nullptr);
 }
 
 TEST_P(BackendOps, EntryRefusesOtherMajor) {

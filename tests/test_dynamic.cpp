@@ -41,14 +41,19 @@ TEST(Dynamic, DecodesFirstThenPrefillChunksFillTheBudget) {
   EXPECT_EQ(h.planned(), (Plan{{1, 1}, {2, 1}, {3, 98}}));  // the long prompt is chunked
 }
 
-TEST(Dynamic, WithoutChunkingALongPromptWaitsForAWholeBudget) {
+TEST(Dynamic, WithoutChunkingAPromptWaitsForAWholeBudget) {
   sy::Scheduler s(plugin(), {{"adaptive", "false"}, {"chunked_prefill", "false"}});
   SchedHarness h;
   h.max_batch_tokens = 100;
-  h.running = {running(1, 10, 12, 3, 0)};
-  h.waiting = {SchedHarness::req(3, 500, 4, 2), SchedHarness::req(4, 8, 4, 3)};
+  h.running = {running(1, 40, 10, 0, 0)};  // 30 prompt tokens left
+  h.waiting = {SchedHarness::req(3, 90, 4, 2), SchedHarness::req(4, 8, 4, 3)};
   ASSERT_EQ(h.run(s), SY_OK);
-  EXPECT_EQ(h.planned(), (Plan{{1, 1}}));  // 3 cannot fit and 4 may not overtake it
+  EXPECT_EQ(h.planned(), (Plan{{1, 30}}));  // 3 needs 90 > 70 left, and 4 may not overtake it
+  // A prompt longer than any budget could never run whole: it is split regardless.
+  h.running.clear();
+  h.waiting = {SchedHarness::req(5, 500, 4, 2)};
+  ASSERT_EQ(h.run(s), SY_OK);
+  EXPECT_EQ(h.planned(), (Plan{{5, 100}}));
 }
 
 TEST(Dynamic, AdaptiveBudgetKeepsDecodeStepsUnderTheTarget) {

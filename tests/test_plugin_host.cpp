@@ -139,7 +139,7 @@ TEST(PluginHost, ScanReportsEveryCandidateWithItsReason) {
   const auto reports = host.scan();
   std::map<std::string, std::string> by_file;
   for (const auto& r : reports) by_file[r.path.filename().string()] = r.loaded ? "ok" : r.refusal;
-  ASSERT_EQ(by_file.size(), 4u);  // abi_c99_probe.so does not look like a plugin
+  EXPECT_EQ(by_file.count("abi_c99_probe.so"), 0u);  // does not look like a plugin
   EXPECT_NE(by_file["switchyard_scheduler_bad_major.so"].find("ABI major version mismatch"), std::string::npos);
   EXPECT_NE(by_file["switchyard_scheduler_no_entry.so"].find("missing entry symbol"), std::string::npos);
   EXPECT_NE(by_file["switchyard_scheduler_init_fail.so"].find("init failed"), std::string::npos);

@@ -50,14 +50,16 @@ TEST_P(SchedulerEquivalence, GreedyTokensEqualTheOriginalScheduler) {
   if (bits & (1 << 2)) RecordProperty("preemptions", std::to_string(run.preemptions));
 }
 
+std::string combination_name(const testing::TestParamInfo<int>& info) {
+  static const char* const kTags[] = {"chunk", "adapt", "preempt", "prio", "lpm", "cache"};
+  std::string n;
+  for (int i = 0; i < 6; ++i)
+    if (info.param & (1 << i)) n += std::string(n.empty() ? "" : "_") + kTags[i];
+  return n.empty() ? std::string("none") : n;
+}
+
 INSTANTIATE_TEST_SUITE_P(AllFeatureCombinations, SchedulerEquivalence, testing::Range(0, 64),
-                         [](const auto& info) {
-                           std::string n;
-                           const char* tags[] = {"chunk", "adapt", "preempt", "prio", "lpm", "cache"};
-                           for (int i = 0; i < 6; ++i)
-                             if (info.param & (1 << i)) n += std::string(n.empty() ? "" : "_") + tags[i];
-                           return n.empty() ? std::string("none") : n;
-                         });
+                         combination_name);
 
 TEST(SchedulerEquivalence, TheWorkloadReallyPreemptsAndReusesPrefixes) {
   sy::test::EngineRun run;

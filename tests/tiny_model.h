@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gguf/gguf.h"
@@ -91,7 +92,14 @@ struct EngineRun {
       spec.stop_at_eos = false;
       ids.push_back(e.submit(spec));
     }
-    e.run_until_idle();
+    // Bounded, so a scheduler that stops making progress fails the test instead of hanging it.
+    for (int steps = 0; !e.idle(); ++steps) {
+      if (steps >= 20000) {
+        ADD_FAILURE() << scheduler << " stopped making progress";
+        return {};
+      }
+      if (e.step().n_seqs == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
     EXPECT_EQ(e.invalid_plans(), 0u) << scheduler;
     EXPECT_EQ(m.cache->pool().free_count(), m.cache->pool().total()) << "blocks leaked";
     std::vector<std::vector<int32_t>> out;

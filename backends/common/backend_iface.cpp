@@ -32,22 +32,34 @@ sy_buffer_t handle_of(Buffer* b) {
 template <class F>
 sy_status guarded(sy_backend_t handle, const char* op, F&& f) noexcept {
   Backend* be = backend_of(handle);
-  std::string& slot = be ? be->last_error : internal::thread_error();
+  // "op: what[: detail]" via snprintf: building a std::string could throw inside a handler.
+  auto set = [be, op](const char* what, const char* detail) noexcept {
+    char message[512];
+    std::snprintf(message, sizeof message, "%s: %s%s%s", op, what, detail ? ": " : "",
+                  detail ? detail : "");
+    if (be)
+      internal::set_error(be->last_error, message);
+    else
+      internal::set_thread_error(message);
+  };
   try {
     if (!be) throw PluginError(SY_ERR_INVALID_ARG, std::string(op) + ": backend is NULL");
     f(*be);
     return SY_OK;
   } catch (const PluginError& e) {
-    internal::set_error(slot, e.what());
+    if (be)  // the message already names the op
+      internal::set_error(be->last_error, e.what());
+    else
+      internal::set_thread_error(e.what());
     return e.status();
   } catch (const std::bad_alloc&) {
-    internal::set_error(slot, (std::string(op) + ": out of memory").c_str());
+    set("out of memory", nullptr);
     return SY_ERR_OUT_OF_MEMORY;
   } catch (const std::exception& e) {
-    internal::set_error(slot, (std::string(op) + ": internal error: " + e.what()).c_str());
+    set("internal error", e.what());
     return SY_ERR_INTERNAL;
   } catch (...) {
-    internal::set_error(slot, "internal error");
+    set("internal error", "unknown exception");
     return SY_ERR_INTERNAL;
   }
 }
@@ -90,7 +102,7 @@ void destroy(sy_backend_t handle) {
 
 const char* last_error(sy_backend_t handle) {
   Backend* be = backend_of(handle);
-  return be ? be->last_error.c_str() : internal::thread_error().c_str();
+  return be ? be->last_error.c_str() : internal::thread_error();
 }
 
 sy_status device_info(sy_backend_t handle, sy_device_info* out) {
@@ -235,9 +247,35 @@ sy_status attention(sy_backend_t h, const sy_attention_args* args) {
   return guarded(h, "attention", [&](Backend& be) { be.attention(checks::attention(be, args)); });
 }
 
+sy_status ssm_conv(sy_backend_t h, const sy_ssm_conv_args* args) {
+  return guarded(h, "ssm_conv", [&](Backend& be) { be.ssm_conv(checks::ssm_conv(be, args)); });
+}
+
+sy_status ssm_scan(sy_backend_t h, const sy_ssm_scan_args* args) {
+  return guarded(h, "ssm_scan", [&](Backend& be) { be.ssm_scan(checks::ssm_scan(be, args)); });
+}
+
+sy_status moe_gate(sy_backend_t h, const sy_moe_gate_args* args) {
+  return guarded(h, "moe_gate", [&](Backend& be) { be.moe_gate(checks::moe_gate(be, args)); });
+}
+
+sy_status moe_matmul(sy_backend_t h, const sy_moe_matmul_args* args) {
+  return guarded(h, "moe_matmul",
+                 [&](Backend& be) { be.moe_matmul(checks::moe_matmul(be, args)); });
+}
+
+sy_status moe_combine(sy_backend_t h, const sy_tensor* x, const sy_tensor* weights,
+                      const sy_tensor* y) {
+  return guarded(h, "moe_combine", [&](Backend& be) {
+    auto r = checks::moe_combine(be, x, weights, y);
+    be.moe_combine(r.a, r.b, r.y);
+  });
+}
+
 }  // namespace
 
-sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*)) {
+sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*),
+                                    bool hybrid_ops) {
   sy_backend_iface t;
   std::memset(&t, 0, sizeof t);
   t.struct_size = sizeof t;
@@ -261,6 +299,13 @@ sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t,
   t.softmax = &softmax;
   t.kv_store = &kv_store;
   t.attention = &attention;
+  if (hybrid_ops) {
+    t.ssm_conv = &ssm_conv;
+    t.ssm_scan = &ssm_scan;
+    t.moe_gate = &moe_gate;
+    t.moe_matmul = &moe_matmul;
+    t.moe_combine = &moe_combine;
+  }
   return t;
 }
 

@@ -56,6 +56,36 @@ struct AttentionOp {
   float scale;
 };
 
+// The 1.1 hybrid (SSM + MoE) ops, validated: see backend.h for the math.
+struct SsmConvOp {
+  Tensor x, weight, state, y;  // x, y: {C, T}; weight: {K, C}; state: {K-1, C, n_slots}
+  const float* bias;           // C values, or nullptr
+  uint32_t n_seqs;
+  const uint32_t* seq_token_start;  // n_seqs + 1 offsets, non-decreasing, last = T
+  const int32_t* state_slots;       // n_seqs distinct rows of state
+  bool apply_silu;
+};
+
+struct SsmScanOp {
+  Tensor u, dt, a, b, c, state, y;  // u, dt, y: {D, T}; a: {S, D}; b, c: {S, T}; state {S, D, n}
+  const float* dt_bias;             // D values, or nullptr
+  const float* d;                   // D values, or nullptr
+  const float* z;                   // {D, T}, or nullptr
+  uint32_t n_seqs;
+  const uint32_t* seq_token_start;
+  const int32_t* state_slots;
+};
+
+struct MoeGateOp {
+  Tensor logits, ids, weights;  // logits {E, T}; ids (I32), weights {k, T}
+  bool normalize;
+  float scale;
+};
+
+struct MoeMatmulOp {
+  Tensor x, w, ids, y;  // x {K, 1 or k, T}; w {K, N, n_expert}; ids {k, T} in range; y {N, k, T}
+};
+
 // A host-memory buffer: allocated (owned) or wrapping caller memory (zero copy).
 struct Buffer {
   void* data;
@@ -81,6 +111,13 @@ class Backend {
   virtual void softmax(const Tensor& x, const Tensor& y) = 0;
   virtual void kv_store(const KvStoreOp& op) = 0;
   virtual void attention(const AttentionOp& op) = 0;
+  // 1.1 hybrid ops: exported only when the PluginDesc sets hybrid_ops (NULL in the table
+  // otherwise, so the host refuses hybrid models at load instead of failing mid-forward).
+  virtual void ssm_conv(const SsmConvOp& op);
+  virtual void ssm_scan(const SsmScanOp& op);
+  virtual void moe_gate(const MoeGateOp& op);
+  virtual void moe_matmul(const MoeMatmulOp& op);
+  virtual void moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y);
 
   // Owned by the shared layer.
   const PluginDesc* desc = nullptr;
@@ -103,6 +140,9 @@ struct PluginDesc {
   uint64_t weight_dtypes;           // bit (1 << sy_dtype) per accepted weight dtype
   const char* const* known_params;  // NULL-terminated; others are logged and ignored
   std::unique_ptr<Backend> (*make)(const Params& params);  // throws PluginError on failure
+  bool hybrid_ops = false;  // implements ssm_conv, ssm_scan, moe_gate, moe_matmul, moe_combine
+  // Tensor data are device addresses (a GPU backend): validation never reads through them.
+  bool device_memory = false;
 };
 
 // Logs through the host's service table when one was given (no-op otherwise).
@@ -111,7 +151,8 @@ void log_to_host(sy_log_level level, const std::string& message);
 // The shared implementations behind a plugin's C symbols (see SY_DEFINE_BACKEND_PLUGIN).
 sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t n_params,
                          sy_backend_t* out);
-sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*));
+sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*),
+                                    bool hybrid_ops = false);
 sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
                        uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info);
 
@@ -127,6 +168,6 @@ sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
   extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version,                       \
                                                  const sy_host_api* host, sy_plugin_info* info) { \
     static const sy_backend_iface iface =                                                         \
-        ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk);                                \
+        ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk, (desc).hybrid_ops);             \
     return ::sy::plugin::plugin_entry(desc, &iface, host_abi_version, host, info);                \
   }

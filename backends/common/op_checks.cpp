@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <utility>
 
 #include "dtype_util.h"
 
@@ -30,6 +31,15 @@ class Checker {
     header(name, t);
     if (t->dtype != SY_DTYPE_F32)
       fail(SY_ERR_INVALID_ARG, "%s has dtype %u (%s), expected F32 (0)", name, t->dtype,
+           dtype::name(t->dtype));
+    return resolve(name, t);
+  }
+
+  // An I32 index tensor.
+  Tensor i32(const char* name, const sy_tensor* t) const {
+    header(name, t);
+    if (t->dtype != SY_DTYPE_I32)
+      fail(SY_ERR_INVALID_ARG, "%s has dtype %u (%s), expected I32 (26)", name, t->dtype,
            dtype::name(t->dtype));
     return resolve(name, t);
   }
@@ -333,6 +343,175 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
   c.disjoint("out", op.out, "k_cache", op.k_cache);
   c.disjoint("out", op.out, "v_cache", op.v_cache);
   return op;
+}
+
+// ---- 1.1 hybrid ops ----
+
+namespace {
+
+// seq_token_start and state_slots of an SSM op: offsets ascending from 0 to n_tokens, slots in
+// range and distinct (two sequences updating one state row would race).
+void check_seq_slots(const Checker& c, uint32_t n_seqs, const uint32_t* st, const int32_t* slots,
+                     int64_t n_tokens, int64_t n_slots) {
+  if (!st) c.fail(SY_ERR_INVALID_ARG, "seq_token_start is NULL");
+  if (st[0] != 0) c.fail(SY_ERR_INVALID_ARG, "seq_token_start[0]=%u, expected 0", st[0]);
+  for (uint32_t s = 0; s < n_seqs; ++s)
+    if (st[s + 1] < st[s])
+      c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u is below seq_token_start[%u]=%u", s + 1,
+             st[s + 1], s, st[s]);
+  if ((int64_t)st[n_seqs] != n_tokens)
+    c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u but the batch has %" PRId64 " tokens",
+           n_seqs, st[n_seqs], n_tokens);
+  if (n_seqs > 0 && !slots) c.fail(SY_ERR_INVALID_ARG, "state_slots is NULL");
+  for (uint32_t s = 0; s < n_seqs; ++s) {
+    if (slots[s] < 0 || slots[s] >= n_slots)
+      c.fail(SY_ERR_INVALID_ARG, "state_slots[%u]=%d is out of range [0, %" PRId64 ")", s,
+             slots[s], n_slots);
+    for (uint32_t r = 0; r < s; ++r)
+      if (slots[r] == slots[s])
+        c.fail(SY_ERR_INVALID_ARG, "state_slots[%u] and state_slots[%u] are both %d", r, s,
+               slots[s]);
+  }
+}
+
+// An optional F32 vector of n values; nullptr when t is NULL.
+const float* optional_vec(const Checker& c, const char* name, const sy_tensor* t, int64_t n) {
+  if (!t) return nullptr;
+  Tensor v = c.f32(name, t);
+  c.dim_is(name, v, 0, n);
+  for (int i = 1; i < 4; ++i) c.dim_is(name, v, i, 1);
+  return v.f32();
+}
+
+}  // namespace
+
+SsmConvOp ssm_conv(const Backend& be, const sy_ssm_conv_args* args) {
+  Checker c(be, "ssm_conv");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_ssm_conv_args));
+  SsmConvOp op{c.f32("x", args->x), c.f32("weight", args->weight), c.f32("state", args->state),
+               c.f32("y", args->y), nullptr, args->n_seqs, args->seq_token_start,
+               args->state_slots, args->apply_silu != 0};
+  c.at_most_2d("x", op.x);
+  c.at_most_2d("weight", op.weight);
+  const int64_t channels = op.x.ne[0], k = op.weight.ne[0];
+  if (k < 1) c.fail(SY_ERR_INVALID_ARG, "weight has ne[0]=0, expected d_conv >= 1");
+  c.same("weight", op.weight, 1, "x", op.x, 0);
+  c.dim_is("state", op.state, 0, k - 1);
+  c.same("state", op.state, 1, "x", op.x, 0);
+  c.dim_is("state", op.state, 3, 1);
+  c.same_shape("y", op.y, "x", op.x);
+  op.bias = optional_vec(c, "bias", args->bias, channels);
+  check_seq_slots(c, op.n_seqs, op.seq_token_start, op.state_slots, op.x.ne[1], op.state.ne[2]);
+  c.disjoint("y", op.y, "x", op.x);
+  c.disjoint("y", op.y, "weight", op.weight);
+  c.disjoint("y", op.y, "state", op.state);
+  c.disjoint("state", op.state, "x", op.x);
+  return op;
+}
+
+SsmScanOp ssm_scan(const Backend& be, const sy_ssm_scan_args* args) {
+  Checker c(be, "ssm_scan");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_ssm_scan_args));
+  SsmScanOp op{c.f32("u", args->u),         c.f32("dt", args->dt), c.f32("a", args->a),
+               c.f32("b", args->b),         c.f32("c", args->c),   c.f32("state", args->state),
+               c.f32("y", args->y),         nullptr,               nullptr,
+               nullptr,                     args->n_seqs,          args->seq_token_start,
+               args->state_slots};
+  c.at_most_2d("u", op.u);
+  const int64_t d_inner = op.u.ne[0], n_tokens = op.u.ne[1], d_state = op.a.ne[0];
+  c.same_shape("dt", op.dt, "u", op.u);
+  c.at_most_2d("a", op.a);
+  c.same("a", op.a, 1, "u", op.u, 0);
+  c.at_most_2d("b", op.b);
+  c.same("b", op.b, 0, "a", op.a, 0);
+  c.same("b", op.b, 1, "u", op.u, 1);
+  c.same_shape("c", op.c, "b", op.b);
+  c.dim_is("state", op.state, 0, d_state);
+  c.dim_is("state", op.state, 1, d_inner);
+  c.dim_is("state", op.state, 3, 1);
+  c.same_shape("y", op.y, "u", op.u);
+  op.dt_bias = optional_vec(c, "dt_bias", args->dt_bias, d_inner);
+  op.d = optional_vec(c, "d", args->d, d_inner);
+  if (args->z) {
+    Tensor z = c.f32("z", args->z);
+    c.same_shape("z", z, "u", op.u);
+    c.disjoint("y", op.y, "z", z);
+    op.z = z.f32();
+  }
+  check_seq_slots(c, op.n_seqs, op.seq_token_start, op.state_slots, n_tokens, op.state.ne[2]);
+  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"u", &op.u},
+                                {"dt", &op.dt}, {"a", &op.a}, {"b", &op.b}, {"c", &op.c},
+                                {"state", &op.state}})
+    c.disjoint("y", op.y, name, *t);
+  c.disjoint("state", op.state, "u", op.u);
+  return op;
+}
+
+MoeGateOp moe_gate(const Backend& be, const sy_moe_gate_args* args) {
+  Checker c(be, "moe_gate");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_moe_gate_args));
+  if (args->gating != SY_MOE_GATING_SOFTMAX)
+    c.fail(SY_ERR_UNSUPPORTED, "gating %u not supported (1 = softmax)", args->gating);
+  MoeGateOp op{c.f32("logits", args->logits), c.i32("ids", args->ids),
+               c.f32("weights", args->weights), args->normalize != 0, args->scale};
+  c.at_most_2d("logits", op.logits);
+  c.at_most_2d("ids", op.ids);
+  const int64_t n_expert = op.logits.ne[0], k = op.ids.ne[0];
+  if (k < 1 || k > n_expert)
+    c.fail(SY_ERR_INVALID_ARG, "ids has ne[0]=%" PRId64 " experts per token, expected 1..%" PRId64,
+           k, n_expert);
+  c.same("ids", op.ids, 1, "logits", op.logits, 1);
+  c.same_shape("weights", op.weights, "ids", op.ids);
+  c.finite("scale", op.scale);
+  c.disjoint("ids", op.ids, "logits", op.logits);
+  c.disjoint("weights", op.weights, "logits", op.logits);
+  c.disjoint("weights", op.weights, "ids", op.ids);
+  return op;
+}
+
+MoeMatmulOp moe_matmul(const Backend& be, const sy_moe_matmul_args* args) {
+  Checker c(be, "moe_matmul");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_moe_matmul_args));
+  MoeMatmulOp op{c.f32("x", args->x), c.weight("w", "weight", args->w), c.i32("ids", args->ids),
+                 c.f32("y", args->y)};
+  c.dim_is("w", op.w, 3, 1);
+  c.at_most_2d("ids", op.ids);
+  const int64_t k = op.ids.ne[0], n_tokens = op.ids.ne[1], n_expert = op.w.ne[2];
+  c.same("x", op.x, 0, "w", op.w, 0);
+  if (op.x.ne[1] != 1 && op.x.ne[1] != k)
+    c.fail(SY_ERR_INVALID_ARG, "x has ne[1]=%" PRId64 ", expected 1 or k=%" PRId64, op.x.ne[1], k);
+  c.same("x", op.x, 2, "ids", op.ids, 1);
+  c.dim_is("x", op.x, 3, 1);
+  c.same("y", op.y, 0, "w", op.w, 1);
+  c.dim_is("y", op.y, 1, k);
+  c.dim_is("y", op.y, 2, n_tokens);
+  c.dim_is("y", op.y, 3, 1);
+  // A device backend's ids are not host memory; its kernel leaves rows of bad ids zero instead.
+  const int32_t* ids = static_cast<const int32_t*>(op.ids.data);
+  for (int64_t i = 0; !(be.desc && be.desc->device_memory) && i < k * n_tokens; ++i)
+    if (ids[i] < 0 || ids[i] >= n_expert)
+      c.fail(SY_ERR_INVALID_ARG, "ids[%" PRId64 "]=%d is out of range [0, %" PRId64 ")", i, ids[i],
+             n_expert);
+  c.disjoint("y", op.y, "x", op.x);
+  c.disjoint("y", op.y, "w", op.w);
+  c.disjoint("y", op.y, "ids", op.ids);
+  return op;
+}
+
+BinaryArgs moe_combine(const Backend& be, const sy_tensor* x, const sy_tensor* weights,
+                       const sy_tensor* y) {
+  Checker c(be, "moe_combine");
+  BinaryArgs r{c.f32("x", x), c.f32("weights", weights), c.f32("y", y)};
+  c.dim_is("x", r.a, 3, 1);
+  c.at_most_2d("weights", r.b);
+  c.same("weights", r.b, 0, "x", r.a, 1);
+  c.same("weights", r.b, 1, "x", r.a, 2);
+  c.same("y", r.y, 0, "x", r.a, 0);
+  c.same("y", r.y, 1, "x", r.a, 2);
+  c.at_most_2d("y", r.y);
+  c.disjoint("y", r.y, "x", r.a);
+  c.disjoint("y", r.y, "weights", r.b);
+  return r;
 }
 
 }  // namespace sy::plugin::checks

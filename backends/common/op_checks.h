@@ -35,6 +35,12 @@ BinaryArgs swiglu(const Backend& be, const sy_tensor* gate, const sy_tensor* up,
 UnaryArgs softmax(const Backend& be, const sy_tensor* x, const sy_tensor* y);
 KvStoreOp kv_store(const Backend& be, const sy_kv_store_args* args);
 AttentionOp attention(const Backend& be, const sy_attention_args* args);
+SsmConvOp ssm_conv(const Backend& be, const sy_ssm_conv_args* args);
+SsmScanOp ssm_scan(const Backend& be, const sy_ssm_scan_args* args);
+MoeGateOp moe_gate(const Backend& be, const sy_moe_gate_args* args);
+MoeMatmulOp moe_matmul(const Backend& be, const sy_moe_matmul_args* args);
+BinaryArgs moe_combine(const Backend& be, const sy_tensor* x, const sy_tensor* weights,
+                       const sy_tensor* y);  // a = x, b = weights
 
 // Bytes a validated tensor covers.
 int64_t nbytes(const Tensor& t);

@@ -40,16 +40,23 @@ void shutdown_plugin() {
 
 namespace internal {
 
-std::string& thread_error() {
-  thread_local std::string error;
-  return error;
+namespace {
+thread_local char t_error[512];
+}  // namespace
+
+const char* thread_error() {
+  return t_error;
+}
+
+void set_thread_error(const char* message) noexcept {
+  std::snprintf(t_error, sizeof t_error, "%s", message);
 }
 
 void set_error(std::string& slot, const char* message) noexcept {
   try {
     slot = message;
   } catch (...) {
-    slot.clear();  // an empty message rather than an exception escaping through the ABI
+    slot.clear();
   }
 }
 
@@ -90,7 +97,6 @@ Backend::~Backend() {
 
 sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t n_params,
                          sy_backend_t* out) {
-  std::string& err = internal::thread_error();
   try {
     if (!out) throw PluginError(SY_ERR_INVALID_ARG, "create: out is NULL");
     if (n_params > 0 && !params) throw PluginError(SY_ERR_INVALID_ARG, "create: params is NULL");
@@ -110,16 +116,18 @@ sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t 
     *out = reinterpret_cast<sy_backend_t>(be.release());
     return SY_OK;
   } catch (const PluginError& e) {
-    internal::set_error(err, e.what());
+    internal::set_thread_error(e.what());
     return e.status();
   } catch (const std::bad_alloc&) {
-    internal::set_error(err, "create: out of memory");
+    internal::set_thread_error("create: out of memory");
     return SY_ERR_OUT_OF_MEMORY;
   } catch (const std::exception& e) {
-    internal::set_error(err, (std::string("create: internal error: ") + e.what()).c_str());
+    char message[512];
+    std::snprintf(message, sizeof message, "create: internal error: %s", e.what());
+    internal::set_thread_error(message);
     return SY_ERR_INTERNAL;
   } catch (...) {
-    internal::set_error(err, "create: internal error");
+    internal::set_thread_error("create: internal error");
     return SY_ERR_INTERNAL;
   }
 }

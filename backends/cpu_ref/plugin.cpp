@@ -19,6 +19,7 @@ const sy::plugin::PluginDesc kDesc = {
         (1ull << SY_DTYPE_Q8_0),
     kKnownParams,
     &make,
+    /*hybrid_ops=*/true,
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
 // kv_store and causal paged attention, one (token, head) at a time with double accumulators.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>

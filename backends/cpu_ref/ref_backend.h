@@ -22,6 +22,11 @@ class RefBackend final : public plugin::Backend {
   void softmax(const Tensor& x, const Tensor& y) override;
   void kv_store(const KvStoreOp& op) override;
   void attention(const AttentionOp& op) override;
+  void ssm_conv(const plugin::SsmConvOp& op) override;
+  void ssm_scan(const plugin::SsmScanOp& op) override;
+  void moe_gate(const plugin::MoeGateOp& op) override;
+  void moe_matmul(const plugin::MoeMatmulOp& op) override;
+  void moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y) override;
 };
 
 }  // namespace sy::cpu_ref

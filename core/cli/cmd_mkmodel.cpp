@@ -45,10 +45,13 @@ int cmd_mkmodel(int argc, char** argv) {
   const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 1));
   const std::filesystem::path out = a.str("out");
   if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  model::write_random_llama(s, dtype, seed, out);
-  std::printf("wrote %s: llama, %.1fM parameters, %s, n_embd %u, n_layer %u, n_ff %u, heads %u/%u, vocab %u, ctx %u\n",
-              a.str("out").c_str(), model::count_params(s) / 1e6, dtype.c_str(), s.n_embd, s.n_layer,
-              s.n_ff, s.n_head, s.n_head_kv, s.n_vocab, s.n_ctx);
+  model::write_random_model(s, dtype, seed, out);
+  std::printf(
+      "wrote %s: %s, %.1fM parameters (%.1fM active), %s, n_embd %u, n_layer %u, n_ff %u, heads "
+      "%u/%u, vocab %u, ctx %u\n",
+      a.str("out").c_str(), s.arch.c_str(), model::count_params(s) / 1e6,
+      model::count_active_params(s) / 1e6, dtype.c_str(), s.n_embd, s.n_layer, s.n_ff, s.n_head,
+      s.n_head_kv, s.n_vocab, s.n_ctx);
   return 0;
 }
 

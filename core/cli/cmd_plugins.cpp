@@ -3,6 +3,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "host/capabilities.h"
 #include "host/plugin_host.h"
 
 namespace sy::cli {
@@ -25,9 +26,14 @@ int cmd_plugins(int argc, char** argv) {
     if (r.loaded) {
       std::printf("  ok       %-10s %-14s %-6s ABI %s  %s\n", plugin_kind_name(r.kind), r.name.c_str(),
                   r.version.c_str(), version_string(r.abi_version).c_str(), r.description.c_str());
-      if (a.has("verbose"))
-        std::printf("           path %s, capabilities 0x%llx\n", r.path.c_str(),
+      if (a.has("verbose")) {
+        std::printf("           path          %s\n", r.path.c_str());
+        std::printf("           abi           %s (host %s)\n",
+                    version_string(r.abi_version).c_str(), version_string(SY_ABI_VERSION).c_str());
+        std::printf("           capabilities  %s (0x%llx)\n",
+                    capability_names(r.capabilities).c_str(),
                     static_cast<unsigned long long>(r.capabilities));
+      }
     } else {
       ++refused;
       std::printf("  refused  %s\n", r.refusal.c_str());

@@ -94,7 +94,7 @@ int cmd_run(int argc, char** argv) {
                "model %s (%.1fM params, %u layers), backend %s, scheduler %s: %zu requests, %zu tokens "
                "in %.2f s (%.1f tok/s)\n",
                cfg.model.path.c_str(), mi.n_params / 1e6, mi.n_layer, v->backend_plugin->name().c_str(),
-               v->scheduler_plugin->name().c_str(), ids.size(), generated, secs, generated / secs);
+               v->scheduler->name().c_str(), ids.size(), generated, secs, generated / secs);
   return 0;
 }
 

@@ -18,6 +18,10 @@ constexpr const char* kUsage =
     "  info FILE.gguf                          print a GGUF file's metadata and tensors\n"
     "  plugins [--dir D]                       list plugins found and why any was refused\n"
     "  bench-backend [--backend B]             decode/prefill tokens/s and memory-bandwidth use\n"
+    "  bench-hybrid [--dense P] [--hybrid P]   dense vs hybrid (SSM + MoE): decode, prefill, memory\n"
+    "  bench [--config compare.toml] [--out D] replay a workload against several variants, report\n"
+    "  serve --config X.toml [--port P]        OpenAI-compatible HTTP server with hot swap\n"
+    "  bench-serve [--duration S] [--clients N] load-test the server on loopback\n"
     "\n"
     "run `switchyard <command> --help` for a command's options\n";
 
@@ -35,6 +39,10 @@ int main(int argc, char** argv) {
     if (cmd == "info") return sy::cli::cmd_info(argc, argv);
     if (cmd == "plugins") return sy::cli::cmd_plugins(argc, argv);
     if (cmd == "bench-backend") return sy::cli::cmd_bench_backend(argc, argv);
+    if (cmd == "bench-hybrid") return sy::cli::cmd_bench_hybrid(argc, argv);
+    if (cmd == "bench") return sy::cli::cmd_bench(argc, argv);
+    if (cmd == "serve") return sy::cli::cmd_serve(argc, argv);
+    if (cmd == "bench-serve") return sy::cli::cmd_bench_serve(argc, argv);
     std::fprintf(stderr, "switchyard: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const sy::cli::UsageError& e) {

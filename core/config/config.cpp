@@ -62,6 +62,10 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     TableReader r(origin, *t, std::string(key) + ".");
     r.read_string("plugin", choice->plugin, true);
     if (choice == &c.scheduler) read_isolation(r, *t, choice->isolation);
+    if (choice == &c.backend) {
+      r.read_string("fallback", choice->fallback);
+      r.read_bool("require_device", choice->require_device);
+    }
     r.rest_as_params(choice->params);
   }
   if (auto* t = sub_table(origin, root, "engine")) {

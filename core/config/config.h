@@ -24,6 +24,10 @@ struct PluginChoice {
   std::string plugin;  // name (looked up in plugin dirs) or a path
   Params params;       // every other key of the table, as text
   Isolation isolation = Isolation::in_process;  // [scheduler] isolation; a host key, not a param
+  // [backend] host keys, not params: the backend to use when this one reports no device, and
+  // whether a missing device is an error instead.
+  std::string fallback;
+  bool require_device = false;
 };
 
 struct ModelConfig {

@@ -247,6 +247,25 @@ void Engine::finish(Request& r, FinishReason why, int64_t now) {
   running_.erase(std::find(running_.begin(), running_.end(), &r));
 }
 
+bool Engine::cancel(uint64_t id) {
+  auto it = all_.find(id);
+  if (it == all_.end() || it->second->finish != FinishReason::none) return false;
+  Request& r = *it->second;
+  if (r.running) {
+    finish(r, FinishReason::aborted, now_ns());
+  } else {  // waiting requests hold no blocks (a preemption released them)
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &r));
+    r.finish = FinishReason::aborted;
+    r.finish_ns = now_ns();
+  }
+  return true;
+}
+
+void Engine::forget(uint64_t id) {
+  auto it = all_.find(id);
+  if (it != all_.end() && it->second->finish != FinishReason::none) all_.erase(it);
+}
+
 StepStats Engine::step() {
   StepStats st;
   std::vector<sy_sched_request> wv, rv;
@@ -343,6 +362,14 @@ StepStats Engine::step() {
     shape.kv_ctx_tokens += r.num_computed + n;
   }
   peak_blocks_ = std::max(peak_blocks_, cache_.pool().total() - cache_.pool().free_count());
+  // Peak memory per triage path: the KV blocks its running requests hold plus one recurrent
+  // state each (shared prefix blocks count for every holder).
+  std::map<uint32_t, uint64_t> path_bytes;
+  for (const Request* r : running_)
+    path_bytes[r->spec.path] +=
+        r->blocks.size() * cache_.bytes_per_block() + model_.info().state_bytes_per_seq;
+  for (const auto& [path, bytes] : path_bytes)
+    peak_path_bytes_[path] = std::max(peak_path_bytes_[path], bytes);
   shape.n_prefill_tokens = st.n_prefill_tokens;
   shape.n_decode_seqs = st.n_decode;
   st.n_seqs = static_cast<uint32_t>(inputs.size());

@@ -41,6 +41,11 @@ class Engine {
   // max_new_tokens over the context).
   uint64_t submit(RequestSpec spec, int64_t arrival_ns = 0);
   StepStats step();
+  // Ends a request early: a waiting one leaves the queue, a running one finishes as aborted and
+  // frees its KV blocks and state. False when the id is unknown or already finished.
+  bool cancel(uint64_t id);
+  // Drops a finished request's record; a long-running server would otherwise keep every one.
+  void forget(uint64_t id);
   // Steps until no request is left, sleeping through the scheduler's wait windows.
   void run_until_idle();
 
@@ -53,6 +58,15 @@ class Engine {
   const CostModel& cost_model() const { return cost_; }
   const EngineLimits& limits() const { return lim_; }
   uint32_t peak_blocks_used() const { return peak_blocks_; }
+  // Bytes of KV blocks and recurrent state held by the running requests of each triage path, at
+  // their peak over the engine's life.
+  const std::map<uint32_t, uint64_t>& peak_memory_by_path() const { return peak_path_bytes_; }
+  // Recurrent state of the running requests (one slot each).
+  uint64_t state_bytes_in_use() const {
+    return model_.info().state_bytes_per_seq
+               ? (lim_.max_seqs - free_state_slots_.size()) * model_.info().state_bytes_per_seq
+               : 0;
+  }
   std::function<void(const Request&, int32_t token)> on_token;  // called as tokens are sampled
 
  private:
@@ -80,6 +94,7 @@ class Engine {
   uint64_t invalid_plans_ = 0;
   CostModel cost_;
   uint32_t peak_blocks_ = 0;
+  std::map<uint32_t, uint64_t> peak_path_bytes_;
 };
 
 }  // namespace sy::engine

@@ -28,6 +28,23 @@ void ensure_model_file(const ModelConfig& m) {
   model::write_random_llama(shape, m.dtype, m.seed, m.path);
 }
 
+// The configured backend found no device: fail when [backend] requires one, else log and
+// build on [backend] fallback (with its default params: the others are the first plugin's).
+static void use_fallback_backend(Variant& v, const PluginHost& host) {
+  const PluginChoice& b = v.config.backend;
+  const std::string why = "backend " + b.plugin + " reports no usable device (" +
+                          std::string(v.backend->device().name) + ")";
+  if (b.require_device) throw std::runtime_error(why + " and [backend] require_device is true");
+  if (b.fallback.empty()) throw std::runtime_error(why + " and [backend] names no fallback");
+  logger()->warn("{}; falling back to backend {}", why, b.fallback);
+  v.backend.reset();
+  v.backend_plugin = host.load(SY_PLUGIN_BACKEND, b.fallback);
+  v.backend = std::make_unique<Backend>(v.backend_plugin, Params{});
+  if (!v.backend->device().available)
+    throw std::runtime_error(why + ", and so does its fallback " + b.fallback + " (" +
+                             v.backend->device().name + ")");
+}
+
 std::unique_ptr<Variant> Variant::build(const Config& config) {
   auto v = std::make_unique<Variant>();
   v->config = config;
@@ -41,8 +58,7 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   if (isolated) isolated_path = host.locate(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
   else v->scheduler_plugin = host.load(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
   v->backend = std::make_unique<Backend>(v->backend_plugin, config.backend.params);
-  if (!v->backend->device().available)
-    throw std::runtime_error("backend " + config.backend.plugin + " reports no usable device");
+  if (!v->backend->device().available) use_fallback_backend(*v, host);
   ensure_model_file(config.model);
   v->file = gguf::File::open(config.model.path);
   v->model = model::load_model(*v->file, *v->backend);

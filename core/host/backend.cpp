@@ -57,6 +57,25 @@ std::vector<std::string> Backend::missing_ops() const {
   return missing;
 }
 
+std::vector<std::string> Backend::missing_hybrid_ops(bool ssm, bool moe) const {
+  std::vector<std::string> missing;
+  // A shorter (older) table does not have the slot at all: never read past its struct_size.
+#define SY_REQUIRE_OP_1_1(op)                                                           \
+  if (api_->struct_size < offsetof(sy_backend_iface, op) + sizeof(api_->op) || !api_->op) \
+    missing.push_back(#op);
+  if (ssm) {
+    SY_REQUIRE_OP_1_1(ssm_conv)
+    SY_REQUIRE_OP_1_1(ssm_scan)
+  }
+  if (moe) {
+    SY_REQUIRE_OP_1_1(moe_gate)
+    SY_REQUIRE_OP_1_1(moe_matmul)
+    SY_REQUIRE_OP_1_1(moe_combine)
+  }
+#undef SY_REQUIRE_OP_1_1
+  return missing;
+}
+
 std::unique_ptr<Buffer> Backend::alloc(uint64_t size) {
   sy_buffer_t b = nullptr;
   check(api_->buffer_alloc(h_, size, &b), "buffer_alloc");

@@ -66,6 +66,7 @@ class Backend {
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
 
+  // The plugin's table; members past its struct_size read as NULL (abi_table.h).
   const sy_backend_iface& api() const { return *api_; }
   sy_backend_t handle() const { return h_; }
   const Plugin& plugin() const { return *plugin_; }
@@ -74,6 +75,9 @@ class Backend {
   void check(sy_status st, const char* op) const;
   // Names of 1.0 ops the table leaves NULL.
   std::vector<std::string> missing_ops() const;
+  // Names of the 1.1 hybrid ops (SSM: ssm_conv, ssm_scan; MoE: moe_gate, moe_matmul,
+  // moe_combine) that are NULL or beyond the plugin table's struct_size.
+  std::vector<std::string> missing_hybrid_ops(bool ssm, bool moe) const;
 
   std::unique_ptr<Buffer> alloc(uint64_t size);
   // Zero-copy when the backend can wrap host memory, else a device copy.

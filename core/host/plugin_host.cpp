@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "host/abi_table.h"
 #include "host/host_api.h"
 #include "host/log.h"
 
@@ -29,12 +30,10 @@ Plugin::~Plugin() {
 }
 
 const sy_backend_iface* Plugin::backend_iface() const {
-  return info_.kind == SY_PLUGIN_BACKEND ? static_cast<const sy_backend_iface*>(info_.iface)
-                                         : nullptr;
+  return info_.kind == SY_PLUGIN_BACKEND ? &backend_table_ : nullptr;
 }
 const sy_scheduler_iface* Plugin::scheduler_iface() const {
-  return info_.kind == SY_PLUGIN_SCHEDULER ? static_cast<const sy_scheduler_iface*>(info_.iface)
-                                           : nullptr;
+  return info_.kind == SY_PLUGIN_SCHEDULER ? &scheduler_table_ : nullptr;
 }
 
 PluginHost::PluginHost(std::vector<fs::path> search_dirs) : dirs_(std::move(search_dirs)) {}
@@ -55,10 +54,6 @@ std::vector<fs::path> PluginHost::default_dirs() {
 }
 
 namespace {
-
-// Size of the 1.0 tables: a plugin's table must at least cover them.
-constexpr uint32_t kBackendIfaceV1Size = sizeof(sy_backend_iface);
-constexpr uint32_t kSchedulerIfaceV1Size = sizeof(sy_scheduler_iface);
 
 std::string cstr(const char* s) { return s ? s : ""; }
 
@@ -120,12 +115,15 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
     throw fail(std::string("is a ") + plugin_kind_name(info.kind) + " plugin, expected a " +
                plugin_kind_name(expected_kind) + " plugin");
   if (!info.iface) throw fail("entry returned no function table");
-  const uint32_t table_size = *static_cast<const uint32_t*>(info.iface);
-  const uint32_t need =
-      info.kind == SY_PLUGIN_BACKEND ? kBackendIfaceV1Size : kSchedulerIfaceV1Size;
+  const uint32_t table_size = table_struct_size(info.iface);
+  const uint32_t need = min_table_size(info.kind, SY_VERSION_MINOR(v));
   if (table_size < need)
-    throw fail("function table has struct_size " + std::to_string(table_size) + ", ABI 1.0 needs " +
-               std::to_string(need));
+    throw fail("function table has struct_size " + std::to_string(table_size) + ", ABI " +
+               version_string(v) + " needs at least " + std::to_string(need));
+  if (info.kind == SY_PLUGIN_SCHEDULER)
+    plugin->scheduler_table_ = covered_table<sy_scheduler_iface>(info.iface);
+  else
+    plugin->backend_table_ = covered_table<sy_backend_iface>(info.iface);
   if (info.kind == SY_PLUGIN_SCHEDULER) {
     auto* s = plugin->scheduler_iface();
     if (!s->create || !s->destroy || !s->plan || !s->last_error)
@@ -146,11 +144,15 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
 }
 
 std::shared_ptr<Plugin> PluginHost::load(sy_plugin_kind kind, const std::string& name) const {
-  if (name.find('/') != std::string::npos) return load_file(name, kind);
+  return load_file(locate(kind, name), kind);
+}
+
+fs::path PluginHost::locate(sy_plugin_kind kind, const std::string& name) const {
+  if (name.find('/') != std::string::npos) return name;
   const std::string file = file_name(kind, name);
   for (const auto& dir : dirs_) {
     const fs::path p = dir / file;
-    if (fs::exists(p)) return load_file(p, kind);
+    if (fs::exists(p)) return p;
   }
   std::string where;
   for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d.string();

@@ -39,7 +39,8 @@ class Plugin {
   uint32_t kind() const { return info_.kind; }
   uint32_t abi_version() const { return info_.abi_version; }
   uint64_t capabilities() const { return info_.capabilities; }
-  // The plugin's table for its kind; the caller checks kind() first.
+  // The plugin's table for its kind (nullptr for the other kind), as a host-sized copy whose
+  // members past the plugin's struct_size are NULL (abi_table.h).
   const sy_backend_iface* backend_iface() const;
   const sy_scheduler_iface* scheduler_iface() const;
 
@@ -48,6 +49,8 @@ class Plugin {
   Plugin() = default;
   std::unique_ptr<boost::dll::shared_library> lib_;
   sy_plugin_info info_{};
+  sy_backend_iface backend_table_{};
+  sy_scheduler_iface scheduler_table_{};
   std::string name_, version_, description_;
   std::filesystem::path path_;
 };
@@ -70,6 +73,8 @@ class PluginHost {
   // Loads switchyard_<kind>_<name>.so from the first directory that has it; a name with a '/'
   // is taken as a path. Throws PluginError("plugin '<name>' (<path>): <reason>").
   std::shared_ptr<Plugin> load(sy_plugin_kind kind, const std::string& name) const;
+  // Where load() would find the plugin, without loading it; throws the same not-found error.
+  std::filesystem::path locate(sy_plugin_kind kind, const std::string& name) const;
   std::shared_ptr<Plugin> load_file(const std::filesystem::path& path,
                                     uint32_t expected_kind = 0) const;
   std::vector<PluginReport> scan() const;

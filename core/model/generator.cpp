@@ -5,26 +5,11 @@
 
 #include "dtype_util.h"
 #include "gguf/gguf.h"
+#include "model/generator_detail.h"
 #include "text/tokenizer.h"
 
 namespace sy::model {
-namespace {
-
-// splitmix64: tiny, portable, and the same stream on every platform.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  float uniform() { return (next() >> 40) * (1.0f / 16777216.0f); }  // [0, 1)
-  float normal() {  // Box-Muller
-    const float u1 = std::max(uniform(), 1e-7f), u2 = uniform();
-    return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853f * u2);
-  }
-};
+namespace detail {
 
 uint32_t dtype_id(const std::string& d) {
   if (d == "f32") return SY_DTYPE_F32;
@@ -43,7 +28,26 @@ uint32_t file_type(uint32_t t) {  // llama_ftype
   }
 }
 
-}  // namespace
+void write_vocab(gguf::Writer& w, uint32_t n_vocab) {
+  using gguf::Value;
+  const text::Vocab vocab = text::byte_level_vocab(static_cast<int32_t>(n_vocab));
+  std::vector<int32_t> types;
+  for (auto t : vocab.types) types.push_back(static_cast<int32_t>(t));
+  w.set("tokenizer.ggml.model", Value::of_str("llama"));
+  w.set("tokenizer.ggml.tokens", Value::of_str_array(vocab.tokens));
+  w.set("tokenizer.ggml.scores", Value::of_f32_array(vocab.scores));
+  w.set("tokenizer.ggml.token_type", Value::of_i32_array(types));
+  w.set("tokenizer.ggml.bos_token_id", Value::of_u32(vocab.bos));
+  w.set("tokenizer.ggml.eos_token_id", Value::of_u32(vocab.eos));
+  w.set("tokenizer.ggml.unknown_token_id", Value::of_u32(vocab.unk));
+  w.set("tokenizer.ggml.add_bos_token", Value::of_bool(true));
+}
+
+}  // namespace detail
+
+using detail::dtype_id;
+using detail::file_type;
+using detail::Rng;
 
 ModelShape preset_shape(const std::string& name) {
   ModelShape s;
@@ -58,14 +62,20 @@ ModelShape preset_shape(const std::string& name) {
     s.n_head = 12; s.n_head_kv = 4; s.tied_output = true;
     return s;
   }
+  if (detail::hybrid_preset(name, s)) return s;
   std::string known;
   for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown preset '" + name + "' (known: " + known + ")");
 }
 
-std::vector<std::string> preset_names() { return {"dense-tiny", "dense-small", "dense-100m"}; }
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names = {"dense-tiny", "dense-small", "dense-100m"};
+  for (auto& n : detail::hybrid_preset_names()) names.push_back(n);
+  return names;
+}
 
 uint64_t count_params(const ModelShape& s) {
+  if (s.arch != "llama" || s.n_expert > 0) return detail::count_params(s, false);
   const uint64_t E = s.n_embd, hd = s.n_embd / s.n_head;
   const uint64_t per_layer = 2 * E + E * E * 2 + 2 * E * hd * s.n_head_kv + 3 * E * s.n_ff;
   return uint64_t(s.n_vocab) * E * (s.tied_output ? 1 : 2) + E + per_layer * s.n_layer;
@@ -73,6 +83,7 @@ uint64_t count_params(const ModelShape& s) {
 
 void write_random_llama(const ModelShape& s, const std::string& dtype, uint64_t seed,
                         const std::filesystem::path& path) {
+  if (s.arch != "llama") return detail::write_random_ssm(s, dtype, seed, path);
   const uint32_t wt = dtype_id(dtype);
   if (s.n_head == 0 || s.n_embd % s.n_head || s.n_head_kv == 0 || s.n_head % s.n_head_kv)
     throw std::invalid_argument("n_head must divide n_embd and n_head_kv must divide n_head");
@@ -96,18 +107,14 @@ void write_random_llama(const ModelShape& s, const std::string& dtype, uint64_t 
   w.set("llama.rope.dimension_count", Value::of_u32(hd));
   w.set("llama.rope.freq_base", Value::of_f32(s.rope_freq_base));
   w.set("llama.attention.layer_norm_rms_epsilon", Value::of_f32(s.rms_eps));
+  if (s.n_expert > 0) {  // Mixtral-style MoE in every layer
+    if (s.n_expert_used == 0 || s.n_expert_used > s.n_expert)
+      throw std::invalid_argument("n_expert_used must be in [1, n_expert]");
+    w.set("llama.expert_count", Value::of_u32(s.n_expert));
+    w.set("llama.expert_used_count", Value::of_u32(s.n_expert_used));
+  }
 
-  const text::Vocab vocab = text::byte_level_vocab(static_cast<int32_t>(s.n_vocab));
-  std::vector<int32_t> types;
-  for (auto t : vocab.types) types.push_back(static_cast<int32_t>(t));
-  w.set("tokenizer.ggml.model", Value::of_str("llama"));
-  w.set("tokenizer.ggml.tokens", Value::of_str_array(vocab.tokens));
-  w.set("tokenizer.ggml.scores", Value::of_f32_array(vocab.scores));
-  w.set("tokenizer.ggml.token_type", Value::of_i32_array(types));
-  w.set("tokenizer.ggml.bos_token_id", Value::of_u32(vocab.bos));
-  w.set("tokenizer.ggml.eos_token_id", Value::of_u32(vocab.eos));
-  w.set("tokenizer.ggml.unknown_token_id", Value::of_u32(vocab.unk));
-  w.set("tokenizer.ggml.add_bos_token", Value::of_bool(true));
+  detail::write_vocab(w, s.n_vocab);
 
   Rng rng{seed};
   std::vector<float> f;
@@ -137,6 +144,14 @@ void write_random_llama(const ModelShape& s, const std::string& dtype, uint64_t 
     add(b + "attn_v.weight", {E, KV}, 1.0f / std::sqrt(float(E)), false);
     add(b + "attn_output.weight", {Q, E}, res_gain / std::sqrt(float(Q)), false);
     add(b + "ffn_norm.weight", {E}, 0, true);
+    if (s.n_expert > 0) {
+      const int64_t X = s.n_expert;
+      detail::add_router(w, rng, b + "ffn_gate_inp.weight", E, X);
+      add(b + "ffn_gate_exps.weight", {E, F, X}, 1.0f / std::sqrt(float(E)), false);
+      add(b + "ffn_up_exps.weight", {E, F, X}, 1.0f / std::sqrt(float(E)), false);
+      add(b + "ffn_down_exps.weight", {F, E, X}, res_gain / std::sqrt(float(F)), false);
+      continue;
+    }
     add(b + "ffn_gate.weight", {E, F}, 1.0f / std::sqrt(float(E)), false);
     add(b + "ffn_up.weight", {E, F}, 1.0f / std::sqrt(float(E)), false);
     add(b + "ffn_down.weight", {F, E}, res_gain / std::sqrt(float(F)), false);

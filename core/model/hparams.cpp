@@ -49,6 +49,9 @@ LlamaHParams read_llama_hparams(const gguf::File& f) {
   h.rms_eps = static_cast<float>(*eps);
   if (auto v = f.get_float(p + "attention.scale")) h.attn_scale = static_cast<float>(*v);
   h.n_expert = u32(p + "expert_count", 0u);
+  h.n_expert_used = u32(p + "expert_used_count", 0u);
+  if (h.n_expert > 0 && (h.n_expert_used == 0 || h.n_expert_used > h.n_expert))
+    throw fail(p + "expert_used_count must be in [1, " + p + "expert_count]");
 
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");
   if (!embd) throw fail("missing tensor token_embd.weight");

@@ -26,7 +26,8 @@ struct LlamaHParams {
   float rms_eps = 1e-5f;
   float attn_scale = 0.0f;  // 0: 1/sqrt(head_dim)
   bool tied_output = false;
-  uint32_t n_expert = 0;  // > 0: Mixtral-style MoE (not run yet)
+  uint32_t n_expert = 0;  // > 0: Mixtral-style MoE in every layer
+  uint32_t n_expert_used = 0;
 };
 
 // Throws std::runtime_error naming the file and the key.

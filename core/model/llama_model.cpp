@@ -11,10 +11,9 @@ namespace sy::model {
 
 LlamaModel::LlamaModel(const gguf::File& file, Backend& backend)
     : file_(file), backend_(backend), hp_(read_llama_hparams(file)) {
-  if (hp_.n_expert > 0)
-    throw std::runtime_error(file.origin() +
-                             ": llama.expert_count > 0 (MoE) is not supported by this runtime yet");
-  if (auto missing = backend.missing_ops(); !missing.empty()) {
+  auto missing = backend.missing_ops();
+  for (auto& m : backend.missing_hybrid_ops(false, hp_.n_expert > 0)) missing.push_back(m);
+  if (!missing.empty()) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
     throw std::runtime_error("backend " + backend.plugin().name() + " lacks ops the llama model needs: " + names);
@@ -35,14 +34,39 @@ LlamaModel::LlamaModel(const gguf::File& file, Backend& backend)
   tok_embd_ = &weight("token_embd.weight", {E, V});
   out_norm_ = &weight("output_norm.weight", {E});
   output_ = hp_.tied_output ? tok_embd_ : &weight("output.weight", {E, V});
+  const int64_t X = hp_.n_expert;
   for (uint32_t l = 0; l < hp_.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
+    if (X > 0) {  // Mixtral: the dense FFN tensors are absent; the expert ones are 3-D
+      Layer L{weight(b + "attn_norm.weight", {E}),
+              weight(b + "attn_q.weight", {E, Q}),
+              weight(b + "attn_k.weight", {E, KV}),
+              weight(b + "attn_v.weight", {E, KV}),
+              weight(b + "attn_output.weight", {Q, E}),
+              weight(b + "ffn_norm.weight", {E}),
+              {},
+              {},
+              {}};
+      L.exps = MoeWeights{&weight(b + "ffn_gate_inp.weight", {E, X}),
+                          &weight(b + "ffn_gate_exps.weight", {E, F, X}),
+                          &weight(b + "ffn_up_exps.weight", {E, F, X}),
+                          &weight(b + "ffn_down_exps.weight", {F, E, X})};
+      if (L.exps.gate_inp->dtype != SY_DTYPE_F32)
+        throw std::runtime_error(file.origin() + ": tensor " + b +
+                                 "ffn_gate_inp.weight must be F32");
+      layers_.push_back(L);
+      continue;
+    }
     layers_.push_back(Layer{weight(b + "attn_norm.weight", {E}), weight(b + "attn_q.weight", {E, Q}),
                             weight(b + "attn_k.weight", {E, KV}), weight(b + "attn_v.weight", {E, KV}),
                             weight(b + "attn_output.weight", {Q, E}),
                             weight(b + "ffn_norm.weight", {E}), weight(b + "ffn_gate.weight", {E, F}),
                             weight(b + "ffn_up.weight", {E, F}), weight(b + "ffn_down.weight", {F, E})});
   }
+  // llama.cpp's llama graph: build_moe_ffn with softmax gating and norm_w = true (Mixtral).
+  if (X > 0)
+    moe_ = std::make_unique<MoeFfn>(backend, hp_.n_embd, hp_.n_ff, hp_.n_expert, hp_.n_expert_used,
+                                    true, hp_.n_layer);
   info_.arch = hp_.arch;
   info_.n_vocab = hp_.n_vocab;
   info_.n_ctx = hp_.n_ctx;
@@ -57,6 +81,20 @@ LlamaModel::LlamaModel(const gguf::File& file, Backend& backend)
   // also the output matrix.
   const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");
   info_.bytes_per_token = info_.weight_bytes - (hp_.tied_output ? 0 : embd->nbytes);
+  if (X > 0) {  // and only the selected experts
+    info_.n_expert = hp_.n_expert;
+    info_.n_expert_used = hp_.n_expert_used;
+    const double idle = 1.0 - double(hp_.n_expert_used) / hp_.n_expert;
+    for (const auto& t : file.tensors())
+      if (t.name.find("_exps.weight") != std::string::npos) {
+        info_.n_active_params -= static_cast<uint64_t>(t.n_elements() * idle);
+        info_.bytes_per_token -= static_cast<uint64_t>(t.nbytes * idle);
+      }
+  }
+}
+
+uint64_t LlamaModel::activation_bytes() const {
+  return (act_ ? act_->size() : 0) + (moe_ ? moe_->scratch_bytes() : 0);
 }
 
 LlamaModel::~LlamaModel() = default;
@@ -139,6 +177,13 @@ std::vector<float> LlamaModel::forward(const std::vector<SeqInput>& seqs, KvCach
   const uint32_t n_out = static_cast<uint32_t>(out_rows.size());
   if (T == 0) return {};
   ensure_scratch(T, std::max<uint32_t>(n_out, 1));
+  std::vector<TokenGroup> groups;
+  if (moe_) {
+    groups = token_groups(seqs, hp_.n_expert, hp_.n_expert_used);
+    uint32_t max_k = 1;
+    for (const auto& g : groups) max_k = std::max(max_k, g.k);
+    moe_->reserve(T, max_k);
+  }
 
   const auto& api = backend_.api();
   sy_backend_t b = backend_.handle();
@@ -187,6 +232,11 @@ std::vector<float> LlamaModel::forward(const std::vector<SeqInput>& seqs, KvCach
     backend_.check(api.matmul(b, &attn, &L.wo, &xn), "matmul");
     backend_.check(api.add(b, &x, &xn, &x), "add");
     backend_.check(api.rms_norm(b, &x, &L.ffn_norm, hp_.rms_eps, &xn), "rms_norm");
+    if (moe_) {  // each token group's output overwrites only its own rows of xn
+      moe_->forward(l, l, L.exps, xn, xn, groups);
+      backend_.check(api.add(b, &x, &xn, &x), "add");
+      continue;
+    }
     backend_.check(api.matmul(b, &xn, &L.w_gate, &gate), "matmul");
     backend_.check(api.matmul(b, &xn, &L.w_up, &up), "matmul");
     backend_.check(api.swiglu(b, &gate, &up, &gate), "swiglu");
@@ -194,6 +244,10 @@ std::vector<float> LlamaModel::forward(const std::vector<SeqInput>& seqs, KvCach
     backend_.check(api.add(b, &x, &xn, &x), "add");
   }
   std::vector<float> out(static_cast<size_t>(n_out) * hp_.n_vocab);
+  if (moe_) {
+    backend_.check(api.synchronize(b), "synchronize");
+    moe_->flush_counts();
+  }
   if (n_out == 0) return out;
   // Only the rows that need logits go through the output norm and the vocab projection.
   backend_.check(api.get_rows(b, &x, out_rows.data(), n_out, &sel), "get_rows");

@@ -12,6 +12,7 @@
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "model/moe_ffn.h"
 
 namespace sy::gguf {
 class File;
@@ -29,10 +30,12 @@ class LlamaModel : public Model {
   const ModelInfo& info() const override { return info_; }
   std::vector<float> forward(const std::vector<SeqInput>& seqs, KvCache& cache,
                              bool all_logits = false) override;
+  uint64_t activation_bytes() const override;
 
  private:
   struct Layer {
     sy_tensor attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;
+    MoeWeights exps{};  // Mixtral: replaces w_gate / w_up / w_down
   };
   const sy_tensor& weight(const std::string& name, std::initializer_list<int64_t> ne);
   void ensure_scratch(uint32_t n_tokens, uint32_t n_out);
@@ -47,6 +50,7 @@ class LlamaModel : public Model {
   const sy_tensor* out_norm_ = nullptr;
   const sy_tensor* output_ = nullptr;
   std::vector<Layer> layers_;
+  std::unique_ptr<MoeFfn> moe_;  // when n_expert > 0
   ModelInfo info_;
 
   // Activations, grown to the largest batch seen.

@@ -26,6 +26,8 @@ struct SeqInput {
   const std::vector<int32_t>* blocks = nullptr;
   bool want_logits = true;  // logits of its last token (or of all tokens with all_logits)
   int32_t state_slot = -1;  // recurrent-state slot (models with recurrent layers); reset at pos0 0
+  int32_t n_expert_used = 0;  // MoE layers: experts per token (0: the model's default; fewer is
+                              // the triage "light" path), in [1, n_expert]
 };
 
 struct ModelInfo {
@@ -40,6 +42,8 @@ struct ModelInfo {
   uint64_t n_active_params = 0;   // per token (MoE: only the selected experts)
   uint64_t weight_bytes = 0;      // bytes of weights in the file
   uint64_t bytes_per_token = 0;   // weight bytes one decode token reads
+  uint32_t n_expert = 0;          // MoE layers' experts (0: dense)
+  uint32_t n_expert_used = 0;     // default experts per token
 };
 
 class Model {
@@ -48,6 +52,10 @@ class Model {
   virtual const ModelInfo& info() const = 0;
   // Allocates recurrent state for n_slots sequences; a no-op for models without recurrent layers.
   virtual void reserve_state_slots(uint32_t n_slots) { (void)n_slots; }
+  // Device bytes held for recurrent state (all reserved slots) and for activations (grown to
+  // the largest batch so far): with the KV cache, the model's memory beyond its weights.
+  virtual uint64_t state_bytes_allocated() const { return 0; }
+  virtual uint64_t activation_bytes() const { return 0; }
   // Returns logits rows (n_vocab floats each) in sequence order: one per sequence that wants
   // logits, or one per token of those sequences when all_logits.
   virtual std::vector<float> forward(const std::vector<SeqInput>& seqs, KvCache& cache,

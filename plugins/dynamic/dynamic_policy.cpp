@@ -92,7 +92,8 @@ Decision Policy::plan(const sy_sched_view& v, sy_sched_plan& p) {
     const sy_sched_request& r = *running[i];
     const uint32_t remaining = r.prompt_len + r.num_generated - r.num_computed;
     if (remaining == 0) continue;
-    if (!opt_.chunked_prefill && remaining > budget) {
+    // Without chunking a prompt waits for a whole budget, unless it could never fit in one.
+    if (!opt_.chunked_prefill && remaining > budget && remaining <= d.budget) {
       ++d.n_skipped;
       continue;
     }
@@ -142,7 +143,8 @@ Decision Policy::plan(const sy_sched_view& v, sy_sched_plan& p) {
     if (d.n_preempted > 0 || budget == 0 || seqs >= max_seqs || p.n_entries >= p.entries_capacity) break;
     const uint32_t start = w->prefix_hit_len;
     const uint32_t remaining = w->prompt_len + w->num_generated - start;
-    if (!opt_.chunked_prefill && remaining > budget) break;  // FIFO within the order: no overtaking
+    // FIFO within the order: no overtaking. A prompt longer than any budget is split anyway.
+    if (!opt_.chunked_prefill && remaining > budget && remaining <= d.budget) break;
     const uint32_t n = std::min(remaining, budget);
     // Without preemption nothing can be reclaimed later: reserve the whole request up front.
     const int64_t need = opt_.preemption ? blocks_for(v, start + n)

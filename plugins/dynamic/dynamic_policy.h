@@ -13,7 +13,7 @@
 namespace sy::dynamic {
 
 struct Options {
-  bool chunked_prefill = true;   // split long prompts across steps
+  bool chunked_prefill = true;   // split prompts across steps (off: only those over a budget)
   bool adaptive = true;          // budget and wait window from queue and cost model
   bool preemption = true;        // free blocks by recomputing the newest lowest-priority request
   bool priority = true;          // higher priority first (FCFS within a priority)

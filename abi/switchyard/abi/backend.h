@@ -87,6 +87,93 @@ typedef struct sy_step_shape {
   uint64_t kv_ctx_tokens;    /* cached tokens the step's attention reads, summed over sequences */
 } sy_step_shape;
 
+/* ---- Hybrid-model argument structs (since 1.1) ---- */
+
+/* Causal depthwise conv1d over a batch of tokens from several sequences (Mamba's ssm_conv).
+ * Prefill over a chunk and single-token decode are the same call. Sequence s owns batch tokens
+ * [seq_token_start[s], seq_token_start[s+1]) (count may be 0) and state row state_slots[s].
+ * Per sequence and channel c, with K = d_conv and S_c = the slot's K-1 previous inputs (oldest
+ * first): win = [S_c[0..K-2], x[c, t0..]]; token j of the chunk outputs
+ *   y[c, t0+j] = sum_{k=0}^{K-1} weight[k, c] * win[j + k]  (+ bias[c]),
+ * then silu() when apply_silu != 0 (Mamba applies it: y = silu(conv(x) + b)).
+ * Afterwards S_c = the last K-1 entries of win (state read and written in place).
+ * A freshly admitted sequence's row must be zeroed by the host first (buffer_write).
+ * state_slots of one call must be distinct. y may not alias x, weight or state. */
+typedef struct sy_ssm_conv_args {
+  uint32_t struct_size;
+  uint32_t n_seqs;
+  const sy_tensor* x;      /* F32 {channels, n_tokens} */
+  const sy_tensor* weight; /* F32 {d_conv, channels}: llama.cpp ssm_conv1d.weight */
+  const sy_tensor* bias;   /* F32 {channels}, or NULL for none */
+  const sy_tensor* state;  /* F32 {d_conv - 1, channels, n_slots}: in/out, slot-major */
+  const sy_tensor* y;      /* F32 {channels, n_tokens} */
+  const uint32_t* seq_token_start; /* n_seqs + 1 ascending offsets into the batch's tokens */
+  const int32_t* state_slots;      /* n_seqs rows of state, each in [0, n_slots) */
+  uint32_t apply_silu;             /* nonzero: y = silu(conv + bias) */
+  uint32_t reserved0;
+} sy_ssm_conv_args;
+
+/* Mamba-1 selective scan (S6) over a batch of tokens from several sequences, token by token in
+ * order within each sequence (same batching as sy_ssm_conv_args). Per sequence, channel i in
+ * [0, d_inner), state n in [0, d_state), with h = the slot's state (read and written in place):
+ *   delta = softplus(dt[i, t] + dt_bias[i])     softplus(v) = v > 20 ? v : log1p(exp(v))
+ *   h[n, i] = exp(delta * A[n, i]) * h[n, i] + delta * B[n, t] * u[i, t]
+ *   y[i, t] = sum_n h[n, i] * C[n, t] + D[i] * u[i, t]
+ *   y[i, t] *= silu(z[i, t])                    (only when z is given)
+ * (ggml_ssm_scan plus Mamba's D skip and z gate.) A is -exp(A_log), as llama.cpp's ssm_a.
+ * A freshly admitted sequence's row must be zeroed by the host first (buffer_write).
+ * state_slots of one call must be distinct. y may not alias any input or state. */
+typedef struct sy_ssm_scan_args {
+  uint32_t struct_size;
+  uint32_t n_seqs;
+  const sy_tensor* u;       /* F32 {d_inner, n_tokens}: the conv output (after silu) */
+  const sy_tensor* dt;      /* F32 {d_inner, n_tokens}: ssm_dt . dt_r, before bias and softplus */
+  const sy_tensor* dt_bias; /* F32 {d_inner}, or NULL for none */
+  const sy_tensor* a;       /* F32 {d_state, d_inner}: llama.cpp ssm_a */
+  const sy_tensor* b;       /* F32 {d_state, n_tokens} */
+  const sy_tensor* c;       /* F32 {d_state, n_tokens} */
+  const sy_tensor* d;       /* F32 {d_inner}, or NULL for no skip term */
+  const sy_tensor* z;       /* F32 {d_inner, n_tokens}, or NULL for no gate */
+  const sy_tensor* state;   /* F32 {d_state, d_inner, n_slots}: in/out, slot-major */
+  const sy_tensor* y;       /* F32 {d_inner, n_tokens} */
+  const uint32_t* seq_token_start; /* n_seqs + 1 ascending offsets into the batch's tokens */
+  const int32_t* state_slots;      /* n_seqs rows of state, each in [0, n_slots) */
+} sy_ssm_scan_args;
+
+typedef enum sy_moe_gating {
+  SY_MOE_GATING_SOFTMAX = 1, /* llama.cpp LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX; others reserved */
+  SY_MOE_GATING_FORCE_32BIT = 0x7fffffff
+} sy_moe_gating;
+
+/* MoE router, per token t (llama.cpp build_moe_ffn):
+ *   p = softmax(logits[:, t]) over all n_expert experts
+ *   ids[:, t] = the k = ne0(ids) experts of highest p, in descending p; ties: lower id first
+ *   w[j, t] = p[ids[j, t]]; if normalize: w /= max(sum_j w[j, t], 6.103515625e-5); w *= scale
+ * ids and weights may not alias logits. */
+typedef struct sy_moe_gate_args {
+  uint32_t struct_size;
+  uint32_t gating;          /* sy_moe_gating; an unknown value is SY_ERR_UNSUPPORTED */
+  const sy_tensor* logits;  /* F32 {n_expert, n_tokens} */
+  const sy_tensor* ids;     /* I32 {k, n_tokens}, 1 <= k <= n_expert */
+  const sy_tensor* weights; /* F32 {k, n_tokens} */
+  uint32_t normalize;       /* nonzero: renormalise the k weights to sum 1 (Mixtral) */
+  float scale;              /* applied last; 1 for none */
+} sy_moe_gate_args;
+
+/* Grouped expert matmul (ggml_mul_mat_id): for token t and slot j in [0, k),
+ *   y[:, j, t] = W[:, :, ids[j, t]] applied to x[:, j', t],  j' = (ne1(x) == 1 ? 0 : j)
+ * where W{K, N, n_expert} holds n_expert matrices of the sy matmul layout (expert e starts at
+ * byte e * N * row_bytes(K)), in any dtype the device reports in weight_dtypes. Every id must be
+ * in [0, n_expert) (CPU backends check and return SY_ERR_INVALID_ARG). y may not alias x. */
+typedef struct sy_moe_matmul_args {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  const sy_tensor* x;   /* F32 {K, 1 or k, n_tokens} */
+  const sy_tensor* w;   /* {K, N, n_expert} */
+  const sy_tensor* ids; /* I32 {k, n_tokens} (the moe_gate output) */
+  const sy_tensor* y;   /* F32 {N, k, n_tokens} */
+} sy_moe_matmul_args;
+
 typedef enum sy_rope_mode {
   SY_ROPE_NORM = 0, /* adjacent pairs (x[2i], x[2i+1]): llama.cpp LLAMA_ROPE_TYPE_NORM */
   SY_ROPE_NEOX = 2, /* halves (x[i], x[i + n_rot/2]) */
@@ -150,6 +237,17 @@ typedef struct sy_backend_iface {
   /* Cost model for schedulers: estimated wall time of one step of the given shape on this
    * backend, in nanoseconds. NULL: the host estimates from a calibration run. */
   sy_status (*estimate_step_ns)(sy_backend_t backend, const sy_step_shape* shape, int64_t* out_ns);
+
+  /* ---- since 1.1: hybrid (SSM + MoE) ops; NULL when not implemented ---- */
+  sy_status (*ssm_conv)(sy_backend_t backend, const sy_ssm_conv_args* args);
+  sy_status (*ssm_scan)(sy_backend_t backend, const sy_ssm_scan_args* args);
+  sy_status (*moe_gate)(sy_backend_t backend, const sy_moe_gate_args* args);
+  sy_status (*moe_matmul)(sy_backend_t backend, const sy_moe_matmul_args* args);
+  /* Weighted sum of expert outputs: y[:, t] = sum_{j=0}^{k-1} weights[j, t] * x[:, j, t], summed
+   * in slot order j = 0, 1, ... (llama.cpp's order). x F32 {N, k, n_tokens}, weights F32
+   * {k, n_tokens} (the moe_gate output), y F32 {N, n_tokens}; y may not alias x. */
+  sy_status (*moe_combine)(sy_backend_t backend, const sy_tensor* x, const sy_tensor* weights,
+                           const sy_tensor* y);
 } sy_backend_iface;
 
 /* Size of the 1.0 table: a plugin built against 1.0 reports this struct_size. */

@@ -65,6 +65,10 @@ typedef struct sy_sched_view {
   void* cost_ctx;
   uint32_t kv_cached_free_blocks; /* free blocks that still hold reusable prefix-cache content */
   uint32_t prefix_caching;        /* 1: the host keeps a prefix cache; prefix_hit_len is live */
+  /* Recurrent-state budget (models with SSM layers; both 0 otherwise): fixed-size per-request
+   * state slots, one taken at admission and returned on finish or preemption. */
+  uint32_t state_slots_total;
+  uint32_t state_slots_free;
 } sy_sched_view;
 
 #define SY_SCHED_VIEW_SIZE_1_0 offsetof(sy_sched_view, estimate_step_ns)

@@ -1,0 +1,32 @@
+// Default bodies of the 1.1 hybrid ops for backends that do not implement them. The table
+// leaves these slots NULL unless PluginDesc::hybrid_ops is set, so they only run when a plugin
+// sets the flag without overriding an op: a clear error instead of a crash.
+#include "backend_plugin_util.h"
+
+namespace sy::plugin {
+namespace {
+
+[[noreturn]] void unsupported(const Backend& be, const char* op) {
+  throw PluginError(SY_ERR_UNSUPPORTED, std::string(op) + ": not implemented by " +
+                                            (be.desc ? be.desc->name : "this backend"));
+}
+
+}  // namespace
+
+void Backend::ssm_conv(const SsmConvOp&) {
+  unsupported(*this, "ssm_conv");
+}
+void Backend::ssm_scan(const SsmScanOp&) {
+  unsupported(*this, "ssm_scan");
+}
+void Backend::moe_gate(const MoeGateOp&) {
+  unsupported(*this, "moe_gate");
+}
+void Backend::moe_matmul(const MoeMatmulOp&) {
+  unsupported(*this, "moe_matmul");
+}
+void Backend::moe_combine(const Tensor&, const Tensor&, const Tensor&) {
+  unsupported(*this, "moe_combine");
+}
+
+}  // namespace sy::plugin

@@ -1,0 +1,112 @@
+// MoE router, grouped expert matmul and weighted combine. The grouped matmul buckets the
+// batch's (token, slot) pairs by expert, gathers each expert's input rows and runs the dense
+// matmul path on that expert's matrix, so decode reads only the selected experts' weights and
+// prefill gets one GEMM per expert.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "dtype_util.h"
+#include "onednn_backend.h"
+#include "vec_math.h"
+
+namespace sy::cpu_onednn {
+namespace {
+
+constexpr int64_t kParallelMinValues = 1 << 15;
+
+}  // namespace
+
+void OnednnBackend::moe_gate(const plugin::MoeGateOp& op) {
+  const int64_t E = op.logits.ne[0], k = op.ids.ne[0], T = op.logits.ne[1];
+  // Double precision like cpu_ref: equal logits must select equal experts on both backends.
+#pragma omp parallel for schedule(static) num_threads(threads_) if (T * E >= kParallelMinValues)
+  for (int64_t t = 0; t < T; ++t) {
+    const float* l = op.logits.f32() + t * E;
+    double mx = l[0];
+    for (int64_t e = 1; e < E; ++e) mx = std::max(mx, (double)l[e]);
+    double sum = 0.0;
+    for (int64_t e = 0; e < E; ++e) sum += std::exp((double)l[e] - mx);
+    int32_t* ids = static_cast<int32_t*>(op.ids.data) + t * k;
+    float* w = op.weights.f32() + t * k;
+    double wsum = 0.0;
+    // k selection passes; a strict > keeps the lower id on ties. Taken experts are skipped.
+    for (int64_t j = 0; j < k; ++j) {
+      int32_t best = -1;
+      for (int64_t e = 0; e < E; ++e) {
+        bool taken = false;
+        for (int64_t q = 0; q < j; ++q) taken |= ids[q] == e;
+        if (!taken && (best < 0 || l[e] > l[best])) best = (int32_t)e;
+      }
+      ids[j] = best;
+      wsum += std::exp((double)l[best] - mx) / sum;
+    }
+    const double norm = op.normalize ? std::max(wsum, 6.103515625e-5) : 1.0;
+    for (int64_t j = 0; j < k; ++j)
+      w[j] = (float)(std::exp((double)l[ids[j]] - mx) / sum / norm * op.scale);
+  }
+}
+
+void OnednnBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
+  const int64_t K = op.w.ne[0], N = op.w.ne[1], n_expert = op.w.ne[2];
+  const int64_t k = op.ids.ne[0], T = op.ids.ne[1], xs = op.x.ne[1];
+  const int64_t row_bytes = dtype::row_bytes(op.w.dtype, K);
+  const int32_t* ids = static_cast<const int32_t*>(op.ids.data);
+  // Counting sort of the k*T uses by expert.
+  std::vector<int64_t> start(n_expert + 1, 0);
+  for (int64_t i = 0; i < k * T; ++i) ++start[ids[i] + 1];
+  for (int64_t e = 0; e < n_expert; ++e) start[e + 1] += start[e];
+  moe_rows_.resize((size_t)(k * T));
+  std::vector<int64_t> fill(start.begin(), start.end() - 1);
+  for (int64_t i = 0; i < k * T; ++i) moe_rows_[fill[ids[i]]++] = i;
+  for (int64_t e = 0; e < n_expert; ++e) {
+    const int64_t m = start[e + 1] - start[e];
+    if (m == 0) continue;
+    const int64_t* rows = moe_rows_.data() + start[e];
+    moe_x_.resize((size_t)(m * K));
+    moe_y_.resize((size_t)(m * N));
+#pragma omp parallel for schedule(static) num_threads(threads_) if (m * K >= kParallelMinValues)
+    for (int64_t r = 0; r < m; ++r) {
+      const int64_t t = rows[r] / k, j = rows[r] % k;
+      std::memcpy(&moe_x_[r * K], op.x.f32() + (t * xs + (xs == 1 ? 0 : j)) * K,
+                  (size_t)K * sizeof(float));
+    }
+    Tensor x, w, y;
+    x.dtype = y.dtype = SY_DTYPE_F32;
+    x.data = moe_x_.data();
+    x.ne[0] = K, x.ne[1] = m;
+    w.dtype = op.w.dtype;
+    w.data = const_cast<uint8_t*>(op.w.bytes()) + e * N * row_bytes;
+    w.ne[0] = K, w.ne[1] = N;
+    y.data = moe_y_.data();
+    y.ne[0] = N, y.ne[1] = m;
+    matmul(x, w, y);
+#pragma omp parallel for schedule(static) num_threads(threads_) if (m * N >= kParallelMinValues)
+    for (int64_t r = 0; r < m; ++r)
+      std::memcpy(op.y.f32() + rows[r] * N, &moe_y_[r * N], (size_t)N * sizeof(float));
+  }
+}
+
+void OnednnBackend::moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y) {
+  const int64_t N = x.ne[0], k = x.ne[1], T = x.ne[2];
+#pragma omp parallel for schedule(static) num_threads(threads_) if (N * k * T >= kParallelMinValues)
+  for (int64_t t = 0; t < T; ++t) {
+    float* out = y.f32() + t * N;
+    const float* w = weights.f32() + t * k;
+    int64_t n = 0;
+    for (; n + 8 <= N; n += 8) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t j = 0; j < k; ++j)  // slot order, as the contract says
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(w[j]), _mm256_loadu_ps(x.f32() + (t * k + j) * N + n),
+                              acc);
+      _mm256_storeu_ps(out + n, acc);
+    }
+    for (; n < N; ++n) {
+      float acc = 0.0f;
+      for (int64_t j = 0; j < k; ++j) acc += w[j] * x.f32()[(t * k + j) * N + n];
+      out[n] = acc;
+    }
+  }
+}
+
+}  // namespace sy::cpu_onednn

@@ -1,0 +1,214 @@
+// kv_store and causal attention over the paged KV cache. A sequence with one token in the batch
+// (decode) gets one block per (token, head) whose warps split the context positions; a sequence
+// with several tokens (prefill) gets blocks of kTileQ consecutive tokens, one warp per token, that
+// share each chunk of keys and values through shared memory. Both use an online softmax in F32.
+#include <vector>
+
+#include "device_common.cuh"
+#include "dispatch.h"
+#include "gpu_backend.h"
+
+namespace sy::gpu {
+namespace {
+
+constexpr int kMaxHeadDim = 256;
+constexpr int kPerLane = kMaxHeadDim / SY_WARP;  // head dims each lane owns: d = lane + i*WARP
+constexpr int kDecodeWarps = 8;
+constexpr int kTileQ = 4;   // prefill tokens per block
+constexpr int kChunk = 16;  // prefill positions per shared-memory chunk
+
+struct Paging {
+  const int32_t* tables;  // n_seqs rows of max_blocks
+  int max_blocks, block_size;
+  __device__ int64_t slot(int seq, int p) const {
+    return (int64_t)tables[(int64_t)seq * max_blocks + p / block_size] * block_size +
+           p % block_size;
+  }
+};
+
+struct Online {  // running softmax state of one query over the positions seen so far
+  float m = -INFINITY, l = 0.0f, acc[kPerLane];
+  __device__ void add(float s, const float* v, int lane, int d) {
+    const float m_new = fmaxf(m, s);
+    const float corr = expf(m - m_new), e = expf(s - m_new);
+    l = l * corr + e;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int dd = lane + i * SY_WARP;
+      acc[i] = acc[i] * corr + (dd < d ? e * v[dd] : 0.0f);
+    }
+    m = m_new;
+  }
+};
+
+__global__ void kv_store_kernel(const float* k, const float* v, float* k_cache, float* v_cache,
+                                const int32_t* slots, int64_t kw, int64_t vw) {
+  const int64_t t = blockIdx.x;
+  const int64_t s = slots[t];
+  for (int64_t i = threadIdx.x; i < kw; i += blockDim.x) k_cache[s * kw + i] = k[t * kw + i];
+  for (int64_t i = threadIdx.x; i < vw; i += blockDim.x) v_cache[s * vw + i] = v[t * vw + i];
+}
+
+// grid (n_head, n_decode_tokens); kDecodeWarps warps split the positions, then combine.
+__global__ void attention_decode_kernel(const float* q, const float* kc, const float* vc,
+                                        float* out, const int32_t* tokens, const int32_t* tok_seq,
+                                        const int32_t* pos, Paging pg, int n_head, int group, int d,
+                                        float scale) {
+  __shared__ float w_m[kDecodeWarps], w_l[kDecodeWarps];
+  __shared__ float w_acc[kDecodeWarps][kMaxHeadDim];
+  const int h = blockIdx.x, t = tokens[blockIdx.y], seq = tok_seq[t];
+  const int lane = threadIdx.x % SY_WARP, warp = threadIdx.x / SY_WARP;
+  const int64_t kv_width = (int64_t)d * (n_head / group), kv_off = (int64_t)(h / group) * d;
+  const float* qv = q + ((int64_t)t * n_head + h) * d;
+  float qr[kPerLane];
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) qr[i] = lane + i * SY_WARP < d ? qv[lane + i * SY_WARP] : 0.0f;
+  Online o;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) o.acc[i] = 0.0f;
+  const int len = pos[t] + 1;
+  for (int p = warp; p < len; p += kDecodeWarps) {
+    const int64_t slot = pg.slot(seq, p);
+    const float* kr = kc + slot * kv_width + kv_off;
+    float dot = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i)
+      if (lane + i * SY_WARP < d) dot += qr[i] * kr[lane + i * SY_WARP];
+    o.add(warp_sum(dot) * scale, vc + slot * kv_width + kv_off, lane, d);
+  }
+  if (lane == 0) w_m[warp] = o.m, w_l[warp] = o.l;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i)
+    if (lane + i * SY_WARP < d) w_acc[warp][lane + i * SY_WARP] = o.acc[i];
+  __syncthreads();
+  float mx = -INFINITY;
+  for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, w_m[w]);  // finite: warp 0 saw p = 0
+  float l = 0.0f;
+  for (int w = 0; w < kDecodeWarps; ++w) l += w_l[w] * expf(w_m[w] - mx);
+  float* ov = out + ((int64_t)t * n_head + h) * d;
+  for (int i = threadIdx.x; i < d; i += blockDim.x) {
+    float acc = 0.0f;
+    for (int w = 0; w < kDecodeWarps; ++w) acc += w_acc[w][i] * expf(w_m[w] - mx);
+    ov[i] = acc / l;
+  }
+}
+
+// grid (n_head, n_tiles); tile = {first token, tokens (<= kTileQ), sequence, longest context}.
+__global__ void attention_prefill_kernel(const float* q, const float* kc, const float* vc,
+                                         float* out, const int32_t* tiles, const int32_t* pos,
+                                         Paging pg, int n_head, int group, int d, float scale) {
+  __shared__ float ks[kChunk][kMaxHeadDim];
+  __shared__ float vs[kChunk][kMaxHeadDim];
+  const int h = blockIdx.x;
+  const int32_t* tile = tiles + 4 * blockIdx.y;
+  const int first = tile[0], count = tile[1], seq = tile[2], max_len = tile[3];
+  const int lane = threadIdx.x % SY_WARP, warp = threadIdx.x / SY_WARP;
+  const bool active = warp < count;
+  const int t = first + (active ? warp : 0);
+  const int len = active ? pos[t] + 1 : 0;
+  const int64_t kv_width = (int64_t)d * (n_head / group), kv_off = (int64_t)(h / group) * d;
+  float qr[kPerLane];
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i)
+    qr[i] = lane + i * SY_WARP < d ? q[((int64_t)t * n_head + h) * d + lane + i * SY_WARP] : 0.0f;
+  Online o;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) o.acc[i] = 0.0f;
+  for (int c0 = 0; c0 < max_len; c0 += kChunk) {
+    const int n = imin(kChunk, max_len - c0);
+    for (int e = threadIdx.x; e < n * d; e += blockDim.x) {
+      const int p = e / d, i = e % d;
+      const int64_t slot = pg.slot(seq, c0 + p);
+      ks[p][i] = kc[slot * kv_width + kv_off + i];
+      vs[p][i] = vc[slot * kv_width + kv_off + i];
+    }
+    __syncthreads();
+    const int stop = imin(n, len - c0);  // causal: this token's positions in the chunk
+    for (int p = 0; p < stop; ++p) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kPerLane; ++i)
+        if (lane + i * SY_WARP < d) dot += qr[i] * ks[p][lane + i * SY_WARP];
+      o.add(warp_sum(dot) * scale, vs[p], lane, d);
+    }
+    __syncthreads();
+  }
+  if (!active) return;
+  float* ov = out + ((int64_t)t * n_head + h) * d;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i)
+    if (lane + i * SY_WARP < d) ov[lane + i * SY_WARP] = o.acc[i] / o.l;
+}
+
+}  // namespace
+
+void GpuBackend::kv_store(const KvStoreOp& op) {
+  const int64_t n_tokens = op.k.ne[1];
+  if (n_tokens == 0) return;
+  begin_op({op.k.data, op.v.data, op.k_cache.data, op.v_cache.data});
+  meta_begin();
+  const size_t slots_at = meta_add(op.slots, n_tokens * sizeof(int32_t));
+  const int32_t* d_slots = reinterpret_cast<const int32_t*>(meta_upload() + slots_at);
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += 65535) {
+    const unsigned blocks = (unsigned)std::min<int64_t>(65535, n_tokens - t0);
+    SY_LAUNCH(kv_store_kernel, blocks, kThreads, compute_, op.k.f32() + t0 * op.k.ne[0],
+              op.v.f32() + t0 * op.v.ne[0], op.k_cache.f32(), op.v_cache.f32(), d_slots + t0,
+              op.k.ne[0], op.v.ne[0]);
+  }
+  launched("kv_store");
+}
+
+void GpuBackend::attention(const AttentionOp& op) {
+  const int64_t d = op.q.ne[0], n_head = op.q.ne[1], n_tokens = op.q.ne[2];
+  if (n_tokens == 0 || n_head == 0) return;
+  if (d > kMaxHeadDim)
+    throw plugin::PluginError(SY_ERR_UNSUPPORTED, "attention: head_dim " + std::to_string(d) +
+                                                      " above " + std::to_string(kMaxHeadDim) +
+                                                      " not supported");
+  if (op.n_seqs > 65535 || n_head > 65535)
+    throw plugin::PluginError(SY_ERR_UNSUPPORTED, "attention: more than 65535 heads or sequences");
+  begin_op({op.q.data, op.k_cache.data, op.v_cache.data, op.out.data});
+  // Per token its sequence; single-token sequences decode, the others are cut into tiles.
+  std::vector<int32_t> tok_seq(n_tokens), decode, tiles;
+  for (uint32_t s = 0; s < op.n_seqs; ++s) {
+    const uint32_t b = op.seq_token_start[s], e = op.seq_token_start[s + 1];
+    for (uint32_t t = b; t < e; ++t) tok_seq[t] = (int32_t)s;
+    if (e - b == 1) {
+      decode.push_back((int32_t)b);
+      continue;
+    }
+    for (uint32_t t0 = b; t0 < e; t0 += kTileQ) {
+      const uint32_t count = std::min<uint32_t>(kTileQ, e - t0);
+      int32_t longest = 0;
+      for (uint32_t t = t0; t < t0 + count; ++t) longest = std::max(longest, op.token_pos[t] + 1);
+      tiles.insert(tiles.end(), {(int32_t)t0, (int32_t)count, (int32_t)s, longest});
+    }
+  }
+  meta_begin();
+  const size_t seq_at = meta_add(tok_seq.data(), tok_seq.size() * sizeof(int32_t));
+  const size_t pos_at = meta_add(op.token_pos, n_tokens * sizeof(int32_t));
+  const size_t tab_at =
+      meta_add(op.block_tables, (size_t)op.n_seqs * op.max_blocks_per_seq * sizeof(int32_t));
+  const size_t dec_at = meta_add(decode.data(), decode.size() * sizeof(int32_t));
+  const size_t tile_at = meta_add(tiles.data(), tiles.size() * sizeof(int32_t));
+  char* dev = meta_upload();
+  auto at = [dev](size_t off) { return reinterpret_cast<const int32_t*>(dev + off); };
+  const Paging pg{at(tab_at), (int)op.max_blocks_per_seq, (int)op.block_size};
+  const int group = (int)(n_head / op.n_kv_head);
+  for (size_t t0 = 0; t0 < decode.size(); t0 += 65535) {
+    const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, decode.size() - t0));
+    SY_LAUNCH(attention_decode_kernel, grid, kDecodeWarps * SY_WARP, compute_, op.q.f32(),
+              op.k_cache.f32(), op.v_cache.f32(), op.out.f32(), at(dec_at) + t0, at(seq_at),
+              at(pos_at), pg, (int)n_head, group, (int)d, op.scale);
+  }
+  const size_t n_tiles = tiles.size() / 4;
+  for (size_t i0 = 0; i0 < n_tiles; i0 += 65535) {
+    const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_tiles - i0));
+    SY_LAUNCH(attention_prefill_kernel, grid, kTileQ * SY_WARP, compute_, op.q.f32(),
+              op.k_cache.f32(), op.v_cache.f32(), op.out.f32(), at(tile_at) + 4 * i0, at(pos_at),
+              pg, (int)n_head, group, (int)d, op.scale);
+  }
+  launched("attention");
+}
+
+}  // namespace sy::gpu

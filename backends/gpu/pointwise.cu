@@ -1,0 +1,129 @@
+// rms_norm, rope, add, swiglu and softmax. Each thread reads an element before it writes that
+// same element, so the aliasing the ABI allows (y == x) is safe.
+#include "device_common.cuh"
+#include "dispatch.h"
+#include "gpu_backend.h"
+
+namespace sy::gpu {
+namespace {
+
+// One block per row.
+__global__ void rms_norm_kernel(const float* x, const float* w, float eps, float* y, int64_t n) {
+  const float* xr = x + (int64_t)blockIdx.x * n;
+  float* yr = y + (int64_t)blockIdx.x * n;
+  float ss = 0.0f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += xr[i] * xr[i];
+  ss = block_reduce<false>(ss);
+  const float inv = 1.0f / sqrtf(ss / (float)n + eps);
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] * inv * w[i];
+}
+
+// One thread per rotated pair. theta in double: positions reach the thousands, where a float
+// angle is off by more than the op's tolerance.
+__global__ void rope_kernel(float* x, const int32_t* pos, int64_t n_tokens, int64_t n_head,
+                            int64_t head_dim, int n_rot, double freq_base, double freq_scale,
+                            bool neox) {
+  const int half = n_rot / 2;
+  const int64_t total = n_tokens * n_head * half;
+  for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (int64_t)gridDim.x * blockDim.x) {
+    const int i = (int)(e % half);
+    const int64_t head = e / half;  // token * n_head + h
+    const int64_t t = head / n_head;
+    float* v = x + head * head_dim;
+    const double theta = (double)pos[t] * freq_scale * pow(freq_base, -2.0 * i / n_rot);
+    const double c = cos(theta), s = sin(theta);
+    const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+    const double a = v[i0], b = v[i1];
+    v[i0] = (float)(a * c - b * s);
+    v[i1] = (float)(a * s + b * c);
+  }
+}
+
+__global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = a[i] + b[i];
+}
+
+__global__ void swiglu_kernel(const float* gate, const float* up, float* y, int64_t n) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const float g = gate[i];
+    y[i] = g / (1.0f + expf(-g)) * up[i];
+  }
+}
+
+// One block per row: max, then the sum of exponentials, then the normalised values.
+__global__ void softmax_kernel(const float* x, float* y, int64_t n) {
+  const float* xr = x + (int64_t)blockIdx.x * n;
+  float* yr = y + (int64_t)blockIdx.x * n;
+  float mx = -INFINITY;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) mx = fmaxf(mx, xr[i]);
+  mx = block_reduce<true>(mx);
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += expf(xr[i] - mx);
+  sum = block_reduce<false>(sum);
+  const float inv = 1.0f / sum;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = expf(xr[i] - mx) * inv;
+}
+
+// Rows per launch: grid.x is capped at 65535 here for every vendor.
+constexpr int64_t kMaxRowBlocks = 65535;
+
+}  // namespace
+
+void GpuBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) {
+  const int64_t n = x.ne[0], rows = x.rows();
+  if (rows == 0 || n == 0) return;
+  begin_op({x.data, w.data, y.data});
+  for (int64_t r0 = 0; r0 < rows; r0 += kMaxRowBlocks) {
+    const unsigned blocks = (unsigned)std::min(kMaxRowBlocks, rows - r0);
+    SY_LAUNCH(rms_norm_kernel, blocks, kThreads, compute_, x.f32() + r0 * n, w.f32(), eps,
+              y.f32() + r0 * n, n);
+  }
+  launched("rms_norm");
+}
+
+void GpuBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
+                      float freq_scale, uint32_t mode) {
+  const int64_t head_dim = x.ne[0], n_head = x.ne[1], n_tokens = x.ne[2];
+  if (n_tokens == 0 || n_head == 0) return;
+  begin_op({x.data});
+  meta_begin();
+  const size_t pos_at = meta_add(pos, n_tokens * sizeof(int32_t));
+  const int32_t* d_pos = reinterpret_cast<const int32_t*>(meta_upload() + pos_at);
+  SY_LAUNCH(rope_kernel, grid_for(n_tokens * n_head * (n_rot / 2)), kThreads, compute_, x.f32(),
+            d_pos, n_tokens, n_head, head_dim, (int)n_rot, (double)freq_base, (double)freq_scale,
+            mode == SY_ROPE_NEOX);
+  launched("rope");
+}
+
+void GpuBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {
+  const int64_t n = a.nelements();
+  if (n == 0) return;
+  begin_op({a.data, b.data, y.data});
+  SY_LAUNCH(add_kernel, grid_for(n), kThreads, compute_, a.f32(), b.f32(), y.f32(), n);
+  launched("add");
+}
+
+void GpuBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) {
+  const int64_t n = gate.nelements();
+  if (n == 0) return;
+  begin_op({gate.data, up.data, y.data});
+  SY_LAUNCH(swiglu_kernel, grid_for(n), kThreads, compute_, gate.f32(), up.f32(), y.f32(), n);
+  launched("swiglu");
+}
+
+void GpuBackend::softmax(const Tensor& x, const Tensor& y) {
+  const int64_t n = x.ne[0], rows = x.rows();
+  if (rows == 0 || n == 0) return;
+  begin_op({x.data, y.data});
+  for (int64_t r0 = 0; r0 < rows; r0 += kMaxRowBlocks) {
+    const unsigned blocks = (unsigned)std::min(kMaxRowBlocks, rows - r0);
+    SY_LAUNCH(softmax_kernel, blocks, kThreads, compute_, x.f32() + r0 * n, y.f32() + r0 * n, n);
+  }
+  launched("softmax");
+}
+
+}  // namespace sy::gpu

@@ -1,0 +1,50 @@
+// switchyard serve: the OpenAI-compatible HTTP server over the variants a config names, with
+// hot swap on a config change, SIGHUP or POST /admin/reload.
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "host/log.h"
+#include "server/serve_config.h"
+#include "server/server.h"
+#include "server/signals.h"
+
+namespace sy::cli {
+
+int cmd_serve(int argc, char** argv) {
+  Args a(argc, argv, 2, {"config", "host", "port", "log-level"}, {"help"});
+  if (a.has("help") || !a.has("config")) {
+    std::fprintf(
+        a.has("help") ? stdout : stderr,
+        "usage: switchyard serve --config X.toml [--host H] [--port P] [--log-level L]\n"
+        "serves /v1/completions, /v1/chat/completions, /v1/models, /health, /metrics and\n"
+        "/admin/{reload,rollback,status}; X.toml is a single-variant config or [[variants]] with\n"
+        "weights and a [serve] table (configs/serve.toml). Edit the file, send SIGHUP or POST\n"
+        "/admin/reload to swap variants live.\n");
+    if (a.has("help")) return 0;
+    throw UsageError("--config is required");
+  }
+  const server::ServeConfig cfg = server::load_serve_config(a.str("config"));
+  set_log_level(a.str("log-level", cfg.log_level == "warn" ? "info" : cfg.log_level));
+  server::ServerOverrides o;
+  if (a.has("host")) o.host = a.str("host");
+  if (a.has("port")) {
+    const int64_t p = a.integer("port", 0);
+    if (p < 0 || p > 65535) throw UsageError("--port must be in [0, 65535]");
+    o.port = static_cast<uint16_t>(p);
+  }
+  o.sighup = true;
+  server::install_signal_handlers();
+  server::Server s(a.str("config"), o);
+  s.start();
+  std::printf("switchyard serving on http://%s:%d\n", s.host().c_str(), s.port());
+  std::fflush(stdout);
+  while (!server::stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  logger()->info("stopping");
+  s.stop();
+  return 0;
+}
+
+}  // namespace sy::cli

@@ -1,0 +1,35 @@
+#include "model/recurrent_state.h"
+
+#include <algorithm>
+
+namespace sy::model {
+
+void RecurrentState::reserve(Backend& backend, uint32_t n_slots, int64_t d_conv, int64_t d_inner,
+                             int64_t d_state) {
+  conv_.clear();
+  ssm_.clear();
+  buf_.reset();
+  n_slots_ = n_slots;
+  const uint64_t layer_floats = (conv_floats_ + ssm_floats_) * n_slots;
+  if (n_layers_ == 0 || layer_floats == 0) return;
+  buf_ = backend.alloc(layer_floats * n_layers_ * sizeof(float));
+  for (uint32_t r = 0; r < n_layers_; ++r) {
+    const uint64_t off = r * layer_floats * sizeof(float);
+    conv_.push_back(make_tensor(*buf_, SY_DTYPE_F32, {d_conv - 1, d_inner, n_slots}, off));
+    ssm_.push_back(make_tensor(*buf_, SY_DTYPE_F32, {d_state, d_inner, n_slots},
+                               off + conv_floats_ * n_slots * sizeof(float)));
+  }
+  for (uint32_t s = 0; s < n_slots; ++s) reset(s);
+}
+
+void RecurrentState::reset(uint32_t slot) {
+  zeros_.resize(std::max(conv_floats_, ssm_floats_), 0.0f);
+  for (uint32_t r = 0; r < conv_.size(); ++r) {
+    buf_->write(conv_[r].offset + slot * conv_floats_ * sizeof(float), zeros_.data(),
+                conv_floats_ * sizeof(float));
+    buf_->write(ssm_[r].offset + slot * ssm_floats_ * sizeof(float), zeros_.data(),
+                ssm_floats_ * sizeof(float));
+  }
+}
+
+}  // namespace sy::model

@@ -1,0 +1,43 @@
+// The recurrent-state cache beside the KV cache: per recurrent layer a conv state
+// {d_conv-1, d_inner, slot} and an SSM state {d_state, d_inner, slot} of F32 in one backend
+// buffer. Fixed size per sequence; the engine hands out slots (one per running request) and a
+// sequence's slot is zeroed when it starts over at position 0 (admission or recompute after a
+// preemption), so nothing leaks from the slot's previous owner.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "host/backend.h"
+
+namespace sy::model {
+
+class RecurrentState {
+ public:
+  RecurrentState(uint32_t n_layers, uint64_t conv_floats, uint64_t ssm_floats)
+      : n_layers_(n_layers), conv_floats_(conv_floats), ssm_floats_(ssm_floats) {}
+
+  // (Re)allocates n_slots zeroed slots; earlier contents are dropped.
+  void reserve(Backend& backend, uint32_t n_slots, int64_t d_conv, int64_t d_inner,
+               int64_t d_state);
+  uint32_t n_slots() const { return n_slots_; }
+  uint64_t bytes_per_seq() const {
+    return n_layers_ * (conv_floats_ + ssm_floats_) * sizeof(float);
+  }
+  uint64_t bytes_allocated() const { return bytes_per_seq() * n_slots_; }
+  void reset(uint32_t slot);
+  // Tensors of recurrent layer r (0-based among recurrent layers).
+  const sy_tensor& conv(uint32_t r) const { return conv_[r]; }
+  const sy_tensor& ssm(uint32_t r) const { return ssm_[r]; }
+
+ private:
+  uint32_t n_layers_;
+  uint64_t conv_floats_, ssm_floats_;  // per sequence per layer
+  uint32_t n_slots_ = 0;
+  std::unique_ptr<Buffer> buf_;
+  std::vector<sy_tensor> conv_, ssm_;
+  std::vector<float> zeros_;
+};
+
+}  // namespace sy::model

@@ -1,0 +1,62 @@
+#include "model/weight_map.h"
+
+#include <stdexcept>
+
+#include "dtype_util.h"
+#include "gguf/gguf.h"
+
+namespace sy::model {
+
+WeightMap::WeightMap(const gguf::File& file, Backend& backend) : file_(file), backend_(backend) {
+  const uint8_t* lo = nullptr;
+  const uint8_t* hi = nullptr;
+  for (const auto& t : file.tensors()) {
+    if (!lo || t.data < lo) lo = t.data;
+    if (!hi || t.data + t.nbytes > hi) hi = t.data + t.nbytes;
+  }
+  if (!lo) throw std::runtime_error(file.origin() + ": no tensors");
+  base_ = lo;
+  buf_ = backend.from_host(const_cast<uint8_t*>(lo), static_cast<uint64_t>(hi - lo));
+}
+
+const sy_tensor* WeightMap::find(const std::string& name, std::initializer_list<int64_t> ne,
+                                 Kind kind) {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (!t) return nullptr;
+  auto fail = [&](const std::string& why) {
+    return std::runtime_error(file_.origin() + ": tensor " + name + " " + why);
+  };
+  int i = 0;
+  for (int64_t d : ne) {
+    if (t->ne[i] != d)
+      throw fail("has ne[" + std::to_string(i) + "]=" + std::to_string(t->ne[i]) + ", expected " +
+                 std::to_string(d));
+    ++i;
+  }
+  for (; i < 4; ++i)
+    if (t->ne[i] != 1) throw fail("has too many dims");
+  if (kind == Kind::f32 && t->type != SY_DTYPE_F32)
+    throw fail("must be F32, it is " + std::string(dtype::name(t->type)));
+  if (kind == Kind::matrix && !(backend_.device().weight_dtypes & (1ull << t->type)))
+    throw std::runtime_error("backend " + backend_.plugin().name() + " cannot multiply " +
+                             dtype::name(t->type) + " weights (tensor " + name + ")");
+  owned_.push_back(std::make_unique<sy_tensor>(
+      make_tensor(*buf_, t->type, ne, static_cast<uint64_t>(t->data - base_))));
+  return owned_.back().get();
+}
+
+const sy_tensor& WeightMap::get(const std::string& name, std::initializer_list<int64_t> ne,
+                                Kind kind) {
+  const sy_tensor* t = find(name, ne, kind);
+  if (!t) throw std::runtime_error(file_.origin() + ": missing tensor " + name);
+  return *t;
+}
+
+sy_tensor WeightMap::rows(const sy_tensor& t, int64_t r0, int64_t n) {
+  sy_tensor v = t;
+  v.offset += static_cast<uint64_t>(r0 * dtype::row_bytes(t.dtype, t.ne[0]));
+  v.ne[1] = n;
+  return v;
+}
+
+}  // namespace sy::model

@@ -1,0 +1,44 @@
+// A GGUF file's tensors as backend tensors: one buffer spans all tensor data (zero copy where the
+// backend wraps host memory) and each weight is an offset into it, checked against the shape and
+// dtype the runtime expects.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/backend.h"
+
+namespace sy::gguf {
+class File;
+}
+
+namespace sy::model {
+
+class WeightMap {
+ public:
+  enum class Kind {
+    matrix,  // any dtype the backend multiplies
+    f32,     // norms, biases, conv kernels, ssm_a / ssm_d, routers: F32 only
+  };
+  // The file must outlive the map.
+  WeightMap(const gguf::File& file, Backend& backend);
+
+  // Throws std::runtime_error naming the file and tensor when absent or of another shape/dtype.
+  const sy_tensor& get(const std::string& name, std::initializer_list<int64_t> ne, Kind kind);
+  // nullptr when the file has no such tensor.
+  const sy_tensor* find(const std::string& name, std::initializer_list<int64_t> ne, Kind kind);
+  // Rows [r0, r0 + n) of a 2-D matrix: a split of a fused projection (ssm_in -> x | z).
+  static sy_tensor rows(const sy_tensor& t, int64_t r0, int64_t n);
+
+ private:
+  const gguf::File& file_;
+  Backend& backend_;
+  std::unique_ptr<Buffer> buf_;
+  const uint8_t* base_ = nullptr;
+  std::vector<std::unique_ptr<sy_tensor>> owned_;
+};
+
+}  // namespace sy::model

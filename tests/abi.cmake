@@ -1,0 +1,46 @@
+# ABI compatibility: plugins built against the previous minor's frozen headers
+# (abi_fixtures/v1.0) load and work under this host, and scripts/abi-check.sh holds the current
+# headers to the committed baseline.
+set(SWITCHYARD_ABI_FIXTURE_OUT ${CMAKE_BINARY_DIR}/test_plugins_abi)
+set(SWITCHYARD_ABI_1_0 ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.0)
+
+# A C99 plugin that sees only the 1.0 headers: not switchyard_abi, whose headers are newer.
+function(switchyard_v1_0_plugin target source)
+  add_library(${target} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/${source})
+  set_target_properties(${target} PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
+    ${SWITCHYARD_ABI_FIXTURE_OUT} C_STANDARD 99 C_EXTENSIONS OFF)
+  target_include_directories(${target} PRIVATE ${SWITCHYARD_ABI_1_0})
+  target_compile_options(${target} PRIVATE -pedantic -Werror)
+  target_link_options(${target} PRIVATE -Wl,--no-undefined
+    -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
+endfunction()
+switchyard_v1_0_plugin(switchyard_scheduler_v1_0_fcfs v1_0_scheduler.c)
+switchyard_v1_0_plugin(switchyard_backend_v1_0_backend v1_0_backend.c)
+target_compile_definitions(switchyard_backend_v1_0_backend PRIVATE
+  SY_WRAPPED_BACKEND="${SWITCHYARD_PLUGIN_DIR}/switchyard_backend_cpu_ref.so")
+target_link_libraries(switchyard_backend_v1_0_backend PRIVATE ${CMAKE_DL_LIBS})
+
+switchyard_add_test(test_abi_compat SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_abi_compat.cpp
+  LIBS switchyard_core)
+target_compile_definitions(test_abi_compat PRIVATE
+  SWITCHYARD_ABI_FIXTURE_DIR="${SWITCHYARD_ABI_FIXTURE_OUT}")
+add_dependencies(test_abi_compat switchyard_scheduler_v1_0_fcfs switchyard_backend_v1_0_backend
+  switchyard_backend_cpu_ref switchyard_scheduler_fixed_window)
+
+add_library(switchyard_backend_short_table MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/short_table.c)
+set_target_properties(switchyard_backend_short_table PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
+  ${SWITCHYARD_ABI_FIXTURE_OUT} C_STANDARD 99 C_EXTENSIONS OFF)
+target_link_libraries(switchyard_backend_short_table PRIVATE switchyard_abi)
+add_dependencies(test_abi_compat switchyard_backend_short_table)
+
+# scripts/abi-check.sh: the headers against the committed baseline, then deliberate changes to a
+# temporary copy: each incompatible one must fail it (exit 8), each compatible one pass.
+add_test(NAME abi_check COMMAND ${PROJECT_SOURCE_DIR}/scripts/abi-check.sh)
+set_tests_properties(abi_check PROPERTIES FAIL_REGULAR_EXPRESSION "abi-check: FAILED")
+foreach(case reorder retype move_to_end insert_middle grow_array_element frozen_constant append
+    new_enumerator)
+  add_test(NAME abi_check_case_${case}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/abi/abi_check_case.sh ${case})
+  set_tests_properties(abi_check_case_${case} PROPERTIES
+    PASS_REGULAR_EXPRESSION "case ${case}: exit [08] as expected")
+endforeach()

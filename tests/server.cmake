@@ -1,0 +1,11 @@
+# The HTTP server: config, units, the engine runner, the API end to end, hot swap / split /
+# shadow, and a few-second loopback load smoke of `switchyard bench-serve`.
+foreach(t test_server_config test_server_units test_server_runner test_server_http test_server_swap)
+  switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server)
+  add_dependencies(${t} switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_backend_cpu_ref)
+endforeach()
+add_test(NAME bench_serve_smoke COMMAND $<TARGET_FILE:switchyard> bench-serve
+  --config ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/serve_smoke.toml --duration 3 --clients 4 --max-tokens 8
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(bench_serve_smoke PROPERTIES TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "errors: 0, requests/s: [0-9.]+.*latency ms: mean [0-9.]+, p50 [0-9.]+, p90 [0-9.]+, p99 [0-9.]+")

@@ -1,0 +1,126 @@
+// A plugin compiled against the previous minor's headers (tests/abi_fixtures/v1.0) keeps loading
+// and working under this host, and the host never reads a table past its struct_size.
+#include <gtest/gtest.h>
+
+#include "engine_run.h"
+#include "host/abi_table.h"
+#include "host/backend.h"
+#include "host/capabilities.h"
+#include "host/plugin_host.h"
+#include "host/scheduler.h"
+#include "sched_harness.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFixtures = SWITCHYARD_ABI_FIXTURE_DIR;
+sy::PluginHost& host() {
+  static sy::PluginHost h({kFixtures, SWITCHYARD_PLUGIN_DIR});
+  return h;
+}
+
+sy::test::RunResult run_with(const std::string& backend, sy::Scheduler& sched) {
+  sy::test::TinyModel m(host().load(SY_PLUGIN_BACKEND, backend));
+  return sy::test::run_tiny(m, sched, sy::test::tiny_prompts(), 8);
+}
+
+sy::test::RunResult reference_run() {
+  sy::Scheduler fw(host().load(SY_PLUGIN_SCHEDULER, "fixed_window"), {{"wait_window_ms", "0"}});
+  return run_with("cpu_ref", fw);
+}
+
+}  // namespace
+
+TEST(AbiTable, CoveredTableNullsWhatStructSizeDoesNotCover) {
+  auto fn = [](sy_backend_t, const sy_step_shape*, int64_t*) { return SY_OK; };
+  sy_backend_iface t{};
+  t.estimate_step_ns = fn;
+  t.struct_size = SY_BACKEND_IFACE_SIZE_1_0;
+  EXPECT_EQ(sy::covered_table<sy_backend_iface>(&t).estimate_step_ns, nullptr);
+  t.struct_size = SY_BACKEND_IFACE_SIZE_1_0 + 4;  // half a pointer is no member
+  EXPECT_EQ(sy::covered_table<sy_backend_iface>(&t).estimate_step_ns, nullptr);
+  t.struct_size = SY_BACKEND_IFACE_SIZE_1_0 + sizeof(void*);
+  const sy_backend_iface c = sy::covered_table<sy_backend_iface>(&t);
+  EXPECT_EQ(c.estimate_step_ns, t.estimate_step_ns);
+  EXPECT_EQ(c.struct_size, SY_BACKEND_IFACE_SIZE_1_0 + sizeof(void*));  // the plugin's, kept
+}
+
+TEST(AbiTable, EachMinorNeedsTheMembersItWasReleasedWith) {
+  EXPECT_EQ(sy::min_table_size(SY_PLUGIN_BACKEND, 0), SY_BACKEND_IFACE_SIZE_1_0);
+  EXPECT_EQ(sy::min_table_size(SY_PLUGIN_BACKEND, 1),
+            offsetof(sy_backend_iface, estimate_step_ns) + sizeof(void*));
+  EXPECT_EQ(sy::min_table_size(SY_PLUGIN_SCHEDULER, 0), 8 + 4 * sizeof(void*));  // create..plan
+}
+
+TEST(AbiCompat, ShortTableForItsMinorIsRefused) {
+  const fs::path p = kFixtures / "switchyard_backend_short_table.so";
+  try {
+    host().load_file(p);
+    FAIL() << "loaded a 1.1 plugin with a 1.0 table";
+  } catch (const sy::PluginError& e) {
+    EXPECT_EQ(std::string(e.what()), "plugin " + p.string() + ": function table has struct_size " +
+                                         std::to_string(SY_BACKEND_IFACE_SIZE_1_0) +
+                                         ", ABI 1.1 needs at least " +
+                                         std::to_string(SY_BACKEND_IFACE_SIZE_1_0 + sizeof(void*)));
+  }
+}
+
+TEST(AbiCompat, V1_0SchedulerLoadsAndPlansUnderThisHost) {
+  auto p = host().load(SY_PLUGIN_SCHEDULER, "v1_0_fcfs");
+  EXPECT_EQ(p->abi_version(), SY_MAKE_VERSION(1, 0));
+  EXPECT_EQ(p->name(), "v1_0_fcfs");
+  sy::Scheduler s(p, {});
+  sy::test::SchedHarness h;
+  h.max_batch_tokens = 40;
+  h.waiting = {h.req(1, 20, 4, 1), h.req(2, 30, 4, 2)};
+  std::string err;
+  ASSERT_EQ(h.run(s, &err), SY_OK) << err;
+  EXPECT_EQ(h.planned(), (std::vector<std::pair<uint64_t, uint32_t>>{{1, 20}, {2, 20}}));
+  h.apply();
+  ASSERT_EQ(h.run(s, &err), SY_OK) << err;
+  EXPECT_EQ(h.planned(), (std::vector<std::pair<uint64_t, uint32_t>>{{1, 1}, {2, 10}}));
+}
+
+TEST(AbiCompat, V1_0SchedulerProducesTheReferenceTokens) {
+  sy::Scheduler s(host().load(SY_PLUGIN_SCHEDULER, "v1_0_fcfs"), {});
+  const auto got = run_with("cpu_ref", s);
+  const auto want = reference_run();
+  EXPECT_EQ(got.invalid_plans, 0u);
+  EXPECT_TRUE(got.all_finished_by_length);
+  EXPECT_EQ(got.tokens, want.tokens);
+  EXPECT_EQ(got.tokens[0].size(), 8u);
+}
+
+TEST(AbiCompat, V1_0BackendTableIsReadOnlyAsFarAsItsStructSize) {
+  auto p = host().load(SY_PLUGIN_BACKEND, "v1_0_backend");
+  EXPECT_EQ(p->abi_version(), SY_MAKE_VERSION(1, 0));
+  sy::Backend b(p, {});
+  EXPECT_EQ(b.api().struct_size, SY_BACKEND_IFACE_SIZE_1_0);
+  EXPECT_TRUE(b.missing_ops().empty());
+  // The fixture keeps a non-NULL pointer right after its table: every later member, whatever
+  // this host's minor appended, must read as NULL.
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&b.api());
+  for (size_t i = SY_BACKEND_IFACE_SIZE_1_0; i < sizeof(sy_backend_iface); ++i)
+    ASSERT_EQ(bytes[i], 0) << "byte " << i << " of the host's copy of a 1.0 table";
+  EXPECT_EQ(b.api().estimate_step_ns, nullptr);
+}
+
+TEST(AbiCompat, V1_0BackendAndSchedulerRunTheModelLikeTheCurrentOnes) {
+  const auto want = reference_run();
+  sy::Scheduler fw(host().load(SY_PLUGIN_SCHEDULER, "fixed_window"), {{"wait_window_ms", "0"}});
+  EXPECT_EQ(run_with("v1_0_backend", fw).tokens, want.tokens);
+  sy::Scheduler old(host().load(SY_PLUGIN_SCHEDULER, "v1_0_fcfs"), {});
+  const auto all_old = run_with("v1_0_backend", old);
+  EXPECT_EQ(all_old.tokens, want.tokens);
+  EXPECT_EQ(all_old.invalid_plans, 0u);
+}
+
+TEST(Capabilities, NamesEveryKnownFlagAndShowsUnknownBits) {
+  EXPECT_EQ(sy::capability_names(0), "none");
+  EXPECT_EQ(sy::capability_names(SY_CAP_ZERO_COPY_HOST | SY_CAP_ASYNC), "zero_copy_host, async");
+  EXPECT_EQ(sy::capability_names(SY_CAP_CHUNKED_PREFILL | SY_CAP_PREEMPTION),
+            "chunked_prefill, preemption");
+  EXPECT_EQ(sy::capability_names(SY_CAP_PREEMPTION | (1ull << 40)),
+            "preemption, bit 0x10000000000");
+}

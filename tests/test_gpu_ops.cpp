@@ -1,0 +1,568 @@
+// Every op of the GPU backends against cpu_ref on the same inputs, the buffer paths (chunked
+// uploads, offsets, zeroed allocation) and the ordering of uploads against queued ops. Runs on
+// gpu_emu and gpu_emu64 (the kernels on the CPU emulator, warp 32 and 64) everywhere, and on
+// cuda / hip where a device exists;
+// without one those skip with "no GPU device" (tests/device/run.sh makes that a failure).
+//
+// Tolerance: |gpu - ref| <= rtol * mag, mag = the natural error scale of the element: the sum of
+// the magnitudes of the terms (dot products, conv, scan, combine), the largest |v| of the cache
+// (attention), |ref| plus the pair norm (rope) or |ref| (element-wise ops); rtol = 2e-5 (F32
+// accumulation against cpu_ref's double).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "dtype_util.h"
+#include "gpu_fixture.h"
+
+namespace {
+
+using sy::test::Handle;
+
+constexpr double kTol = 2e-5;
+const uint32_t kWeightDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0};
+
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 3) {}
+  uint64_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  }
+  float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next() >> 40) * 0x1p-24); }
+  std::vector<float> vec(size_t n, float lo = -1.0f, float hi = 1.0f) {
+    std::vector<float> v(n);
+    for (float& x : v) x = uniform(lo, hi);
+    return v;
+  }
+};
+
+::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& ref,
+                                 const std::vector<double>& mag, double rtol = kTol) {
+  if (got.size() != ref.size() || got.size() != mag.size())
+    return ::testing::AssertionFailure() << "size mismatch";
+  size_t bad = 0, worst = 0;
+  double worst_ratio = -1;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs((double)got[i] - ref[i]), lim = rtol * mag[i] + 1e-30;
+    const double ratio = std::isnan(err) ? INFINITY : err / lim;
+    if (ratio > 1) ++bad;
+    if (ratio > worst_ratio) worst = i, worst_ratio = ratio;
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << got.size() << " elements off; worst [" << worst << "] got "
+         << got[worst] << " want " << ref[worst] << " (mag " << mag[worst] << ")";
+}
+
+std::vector<double> abs_of(const std::vector<float>& v) {
+  std::vector<double> a(v.size());
+  for (size_t i = 0; i < v.size(); ++i) a[i] = std::fabs(v[i]);
+  return a;
+}
+
+std::vector<uint8_t> encode(uint32_t dtype, const std::vector<float>& v, int64_t k, int64_t n) {
+  const int64_t rb = sy::dtype::row_bytes(dtype, k);
+  std::vector<uint8_t> out(rb * n);
+  for (int64_t j = 0; j < n; ++j) sy::dtype::row_from_f32(dtype, &v[j * k], &out[j * rb], k);
+  return out;
+}
+std::vector<float> decode(uint32_t dtype, const std::vector<uint8_t>& b, int64_t k, int64_t n) {
+  std::vector<float> out(k * n);
+  const int64_t rb = sy::dtype::row_bytes(dtype, k);
+  for (int64_t j = 0; j < n; ++j) sy::dtype::row_to_f32(dtype, &b[j * rb], &out[j * k], k);
+  return out;
+}
+
+// sum_c |x[r][c] w[j][c]| for y{n, m}.
+std::vector<double> dot_mag(const std::vector<float>& x, const std::vector<float>& w, int64_t m,
+                            int64_t n, int64_t k) {
+  std::vector<double> mag(m * n);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t c = 0; c < k; ++c)
+        mag[r * n + j] += std::fabs((double)x[r * k + c] * w[j * k + c]);
+  return mag;
+}
+
+double softplus(double v) {
+  return v > 20 ? v : std::log1p(std::exp(v));
+}
+double silu(double v) {
+  return v / (1 + std::exp(-v));
+}
+
+struct ScanInputs {
+  int64_t D, S;
+  std::vector<float> u, dt, dt_bias, a, b, c, d, z, state;  // empty dt_bias / d / z: absent
+};
+
+// Error scales of the scan: its recurrence run on the magnitudes of the terms. Returns the
+// state's (indexed like state) and y's.
+std::pair<std::vector<double>, std::vector<double>> scan_mag(const ScanInputs& in,
+                                                             const std::vector<uint32_t>& start,
+                                                             const std::vector<int32_t>& slots) {
+  const int64_t D = in.D, S = in.S;
+  std::vector<double> hm = abs_of(in.state), ym(in.u.size());
+  for (size_t s = 0; s + 1 < start.size(); ++s)
+    for (uint32_t t = start[s]; t < start[s + 1]; ++t)
+      for (int64_t i = 0; i < D; ++i) {
+        const double delta = softplus(in.dt[t * D + i] + (in.dt_bias.empty() ? 0 : in.dt_bias[i]));
+        const double u = in.u[t * D + i];
+        double m = 0;
+        for (int64_t n = 0; n < S; ++n) {
+          double& h = hm[(slots[s] * D + i) * S + n];
+          h = std::exp(delta * in.a[i * S + n]) * h + std::fabs(delta * in.b[t * S + n] * u);
+          m += h * std::fabs(in.c[t * S + n]);
+        }
+        if (!in.d.empty()) m += std::fabs(in.d[i] * u);
+        if (!in.z.empty()) m *= 1.1 * std::fabs(silu(in.z[t * D + i])) + 1e-3;
+        ym[t * D + i] = m;
+      }
+  return {hm, ym};
+}
+
+class GpuOps : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "none") GTEST_SKIP() << "no GPU plugin in this build";
+    gpu_ = std::make_unique<Handle>(sy::test::gpu_plugin(GetParam()).iface());
+    ASSERT_EQ(gpu_->status(), SY_OK) << gpu_->api().last_error(nullptr);
+    SY_SKIP_WITHOUT_GPU(*gpu_);
+    ref_ = std::make_unique<Handle>(sy::test::LoadedPlugin::backend("cpu_ref").iface());
+    ASSERT_EQ(ref_->status(), SY_OK);
+  }
+  // Runs `op` on both backends; `make` builds its arguments on one of them.
+  template <class Op>
+  void both(Op&& op) {
+    op(*gpu_, true);
+    op(*ref_, false);
+  }
+  std::unique_ptr<Handle> gpu_, ref_;
+};
+
+std::string name_of(const ::testing::TestParamInfo<std::string>& p) {
+  return p.param;
+}
+
+TEST_P(GpuOps, DeviceInfoAndEntry) {
+  const sy_device_info d = gpu_->info();
+  EXPECT_EQ(d.kind, (uint32_t)SY_DEVICE_GPU);
+  EXPECT_EQ(d.available, 1u);
+  EXPECT_GT(strnlen(d.name, sizeof d.name), 0u);
+  EXPECT_GT(d.memory_total, 0u);
+  EXPECT_EQ(d.weight_dtypes, (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) |
+                                 (1ull << SY_DTYPE_BF16) | (1ull << SY_DTYPE_Q8_0));
+  const sy_plugin_info& info = sy::test::gpu_plugin(GetParam()).info();
+  EXPECT_EQ(info.capabilities, (uint64_t)SY_CAP_ASYNC);
+  EXPECT_EQ(gpu_->api().buffer_from_host, nullptr);
+}
+
+TEST_P(GpuOps, BuffersStartZeroedAndRoundTripInChunks) {
+  // 9 MiB + 3 bytes crosses the 4 MiB staging chunks; offsets are arbitrary bytes.
+  const uint64_t n = (9u << 20) + 3;
+  std::vector<uint8_t> data(n);
+  for (uint64_t i = 0; i < n; ++i) data[i] = (uint8_t)(i * 131 + (i >> 13));
+  sy_buffer_t b = gpu_->alloc(n + 10);
+  std::vector<uint8_t> back(n + 10, 0xEE);
+  const auto& api = gpu_->api();
+  ASSERT_EQ(api.buffer_read(gpu_->get(), b, 0, back.data(), n + 10), SY_OK) << gpu_->error();
+  EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](uint8_t v) { return v == 0; }));
+  ASSERT_EQ(api.buffer_write(gpu_->get(), b, 7, data.data(), n), SY_OK) << gpu_->error();
+  ASSERT_EQ(api.synchronize(gpu_->get()), SY_OK);
+  ASSERT_EQ(api.buffer_read(gpu_->get(), b, 7, back.data(), n), SY_OK) << gpu_->error();
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), back.begin()));
+  uint8_t part[5];
+  ASSERT_EQ(api.buffer_read(gpu_->get(), b, 7 + 1000, part, 5), SY_OK);
+  EXPECT_TRUE(std::equal(part, part + 5, data.begin() + 1000));
+  EXPECT_EQ(api.buffer_host_ptr(gpu_->get(), b), nullptr);
+  EXPECT_EQ(api.buffer_write(gpu_->get(), b, n, data.data(), 11), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(gpu_->error(), "buffer_write: 11 bytes at offset " + std::to_string(n) +
+                               " exceed the buffer's size " + std::to_string(n + 10));
+}
+
+// Uploads run on the transfer stream: an op must see the upload queued before it, and an upload
+// queued after an op must not change what that op reads.
+TEST_P(GpuOps, UploadsAndOpsKeepProgramOrder) {
+  const int64_t K = 256, N = 512;
+  Rng rng(1);
+  const auto w = rng.vec(K * N), x1 = rng.vec(K), x2 = rng.vec(K);
+  sy_tensor tw = gpu_->make(w, {K, N});
+  sy_tensor tx = gpu_->make(x1, {K, 1});
+  sy_tensor y1 = gpu_->zeros({N, 1}), y2 = gpu_->zeros({N, 1});
+  const auto& api = gpu_->api();
+  ASSERT_EQ(api.matmul(gpu_->get(), &tx, &tw, &y1), SY_OK) << gpu_->error();
+  ASSERT_EQ(api.buffer_write(gpu_->get(), tx.buffer, 0, x2.data(), K * 4), SY_OK);
+  ASSERT_EQ(api.matmul(gpu_->get(), &tx, &tw, &y2), SY_OK) << gpu_->error();
+  const auto g1 = gpu_->read(y1), g2 = gpu_->read(y2);
+  for (int64_t j = 0; j < N; ++j) {
+    double a = 0, b = 0, m1 = 0, m2 = 0;
+    for (int64_t c = 0; c < K; ++c) {
+      a += (double)x1[c] * w[j * K + c], m1 += std::fabs((double)x1[c] * w[j * K + c]);
+      b += (double)x2[c] * w[j * K + c], m2 += std::fabs((double)x2[c] * w[j * K + c]);
+    }
+    ASSERT_NEAR(g1[j], a, kTol * m1) << j;
+    ASSERT_NEAR(g2[j], b, kTol * m2) << j;
+  }
+}
+
+TEST_P(GpuOps, GetRowsEveryDtype) {
+  const int64_t K = 96, V = 50;
+  const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
+  for (uint32_t dt : kWeightDtypes) {
+    SCOPED_TRACE(sy::dtype::name(dt));
+    Rng rng(dt + 10);
+    const auto table = encode(dt, rng.vec(K * V), K, V);
+    std::vector<float> out[2];
+    both([&](Handle& h, bool g) {
+      sy_tensor t = h.make(table, {K, V}, dt), d = h.zeros({K, (int64_t)ids.size()});
+      ASSERT_EQ(h.api().get_rows(h.get(), &t, ids.data(), (uint32_t)ids.size(), &d), SY_OK)
+          << h.error();
+      out[g] = h.read(d);
+    });
+    EXPECT_EQ(out[1], out[0]);  // a conversion: exact
+  }
+}
+
+// Decode-sized batches take the GEMV (vector loads when 4 | K and aligned, else scalar), larger
+// ones the GEMM (F32 direct; other dtypes through dequantised panels).
+TEST_P(GpuOps, MatmulEveryDtypeBatchAndAlignment) {
+  uint64_t seed = 100;
+  for (uint32_t dt : kWeightDtypes)
+    for (int64_t K : {64, 96, 100})
+      for (int64_t M : {1, 3, 8, 9, 70})
+        for (uint64_t x_off : {0, 4}) {
+          if (dt == SY_DTYPE_Q8_0 && K % 32) continue;
+          if (x_off && M > 3) continue;
+          SCOPED_TRACE(std::string(sy::dtype::name(dt)) + " K=" + std::to_string(K) +
+                       " M=" + std::to_string(M) + " x_off=" + std::to_string(x_off));
+          const int64_t N = 67;
+          Rng rng(seed++);
+          const auto wq = encode(dt, rng.vec(K * N), K, N);
+          std::vector<float> x = rng.vec(K * M, -2, 2), padded(x_off / 4, 0.0f);
+          padded.insert(padded.end(), x.begin(), x.end());
+          std::vector<float> out[2];
+          both([&](Handle& h, bool g) {
+            sy_tensor tx = Handle::tensor(SY_DTYPE_F32, h.upload(padded.data(), padded.size() * 4),
+                                          x_off, {K, M});
+            sy_tensor tw = h.make(wq, {K, N}, dt), ty = h.zeros({N, M});
+            ASSERT_EQ(h.api().matmul(h.get(), &tx, &tw, &ty), SY_OK) << h.error();
+            out[g] = h.read(ty);
+          });
+          EXPECT_TRUE(close(out[1], out[0], dot_mag(x, decode(dt, wq, K, N), M, N, K)));
+        }
+}
+
+TEST_P(GpuOps, RmsNormInPlaceAndSoftmax) {
+  Rng rng(3);
+  for (int64_t n : {64, 1000, 4099}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const int64_t rows = 5;
+    const auto x = rng.vec(n * rows, -3, 3), w = rng.vec(n);
+    std::vector<float> norm[2], soft[2];
+    both([&](Handle& h, bool g) {
+      sy_tensor tx = h.make(x, {n, rows}), tw = h.make(w, {n}), ts = h.zeros({n, rows});
+      ASSERT_EQ(h.api().softmax(h.get(), &tx, &ts), SY_OK) << h.error();
+      soft[g] = h.read(ts);
+      ASSERT_EQ(h.api().rms_norm(h.get(), &tx, &tw, 1e-5f, &tx), SY_OK) << h.error();
+      norm[g] = h.read(tx);
+    });
+    auto mag = abs_of(norm[0]);
+    EXPECT_TRUE(close(norm[1], norm[0], mag));
+    mag = abs_of(soft[0]);
+    EXPECT_TRUE(close(soft[1], soft[0], mag));
+  }
+}
+
+TEST_P(GpuOps, RopeBothModesAtLargePositions) {
+  const int64_t D = 64, H = 3, T = 4;
+  const std::vector<int32_t> pos = {0, 7, 511, 3071};
+  Rng rng(4);
+  const auto x = rng.vec(D * H * T, -2, 2);
+  for (uint32_t mode : {SY_ROPE_NORM, SY_ROPE_NEOX})
+    for (uint32_t n_rot : {64u, 32u}) {
+      SCOPED_TRACE("mode=" + std::to_string(mode) + " n_rot=" + std::to_string(n_rot));
+      std::vector<float> out[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor tx = h.make(x, {D, H, T});
+        ASSERT_EQ(h.api().rope(h.get(), &tx, pos.data(), n_rot, 10000.0f, 0.5f, mode), SY_OK)
+            << h.error();
+        out[g] = h.read(tx);
+      });
+      std::vector<double> mag(x.size(), 0.0);
+      for (size_t i = 0; i < x.size(); i += 2)
+        mag[i] = mag[i + 1] = 2 * std::hypot((double)x[i], (double)x[i + 1]) + 2 * std::fabs(x[i]);
+      for (size_t i = 0; i < x.size(); ++i) mag[i] = std::max(mag[i], std::fabs((double)x[i]));
+      EXPECT_TRUE(close(out[1], out[0], mag));
+    }
+}
+
+TEST_P(GpuOps, AddAndSwigluAliasingTheirOutput) {
+  Rng rng(5);
+  const int64_t n = 70001;
+  const auto a = rng.vec(n, -8, 8), b = rng.vec(n, -3, 3);
+  std::vector<float> sum[2], act[2];
+  both([&](Handle& h, bool g) {
+    sy_tensor ta = h.make(a, {n}), tb = h.make(b, {n});
+    ASSERT_EQ(h.api().swiglu(h.get(), &ta, &tb, &tb), SY_OK) << h.error();  // y = up
+    act[g] = h.read(tb);
+    ASSERT_EQ(h.api().add(h.get(), &ta, &tb, &ta), SY_OK) << h.error();  // y = a
+    sum[g] = h.read(ta);
+  });
+  EXPECT_TRUE(close(act[1], act[0], abs_of(act[0])));
+  std::vector<double> mag(n);
+  for (int64_t i = 0; i < n; ++i) mag[i] = std::fabs(a[i]) + std::fabs(act[0][i]);
+  EXPECT_TRUE(close(sum[1], sum[0], mag));
+}
+
+// Mixed decode and prefill sequences, grouped-query heads, scattered non-contiguous blocks,
+// head sizes that are and are not whole warps.
+TEST_P(GpuOps, KvStoreAndPagedAttentionDecodeAndPrefill) {
+  struct Case {
+    int64_t D, H, HK, bs;
+  };
+  for (const Case& c : {Case{64, 4, 2, 16}, Case{80, 6, 6, 5}, Case{128, 8, 1, 16}}) {
+    SCOPED_TRACE("D=" + std::to_string(c.D) + " H=" + std::to_string(c.H) +
+                 " HK=" + std::to_string(c.HK) + " bs=" + std::to_string(c.bs));
+    // Sequence 0: 1 new token at position 40 (decode); 1: a 9-token prompt chunk at 3..11;
+    // 2: a fresh 6-token prompt; 3: decode at position 0.
+    const std::vector<int32_t> first = {40, 3, 0, 0}, count = {1, 9, 6, 1};
+    const int64_t n_blocks = 64, max_blocks = 12, W = c.D * c.HK;
+    std::vector<int32_t> tables(4 * max_blocks), pos, slots;
+    std::vector<uint32_t> start = {0};
+    for (int s = 0; s < 4; ++s) {
+      for (int b = 0; b < max_blocks; ++b)
+        tables[s * max_blocks + b] = (b * 17 + s * 5 + 3) % n_blocks;
+      for (int t = 0; t < count[s]; ++t) {
+        const int32_t p = first[s] + t;
+        pos.push_back(p);
+        slots.push_back(tables[s * max_blocks + p / c.bs] * (int32_t)c.bs + p % (int32_t)c.bs);
+      }
+      start.push_back((uint32_t)pos.size());
+    }
+    const int64_t T = (int64_t)pos.size();
+    Rng rng(c.D + c.H);
+    const auto kc = rng.vec(W * c.bs * n_blocks, -2, 2), vc = rng.vec(W * c.bs * n_blocks, -2, 2);
+    const auto k = rng.vec(W * T, -2, 2), v = rng.vec(W * T, -2, 2),
+               q = rng.vec(c.D * c.H * T, -2, 2);
+    std::vector<float> out[2], kcache[2];
+    both([&](Handle& h, bool g) {
+      sy_tensor tkc = h.make(kc, {W, c.bs * n_blocks}), tvc = h.make(vc, {W, c.bs * n_blocks});
+      sy_tensor tk = h.make(k, {W, T}), tv = h.make(v, {W, T}), tq = h.make(q, {c.D, c.H, T});
+      sy_tensor to = h.zeros({c.D, c.H, T});
+      const sy_kv_store_args st{sizeof(sy_kv_store_args), &tk, &tv, &tkc, &tvc, slots.data()};
+      ASSERT_EQ(h.api().kv_store(h.get(), &st), SY_OK) << h.error();
+      sy_attention_args a{};
+      a.struct_size = sizeof a;
+      a.q = &tq, a.k_cache = &tkc, a.v_cache = &tvc, a.out = &to;
+      a.n_kv_head = (uint32_t)c.HK;
+      a.n_seqs = 4;
+      a.seq_token_start = start.data();
+      a.token_pos = pos.data();
+      a.block_tables = tables.data();
+      a.max_blocks_per_seq = (uint32_t)max_blocks;
+      a.block_size = (uint32_t)c.bs;
+      a.scale = 1.0f / std::sqrt((float)c.D);
+      ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
+      out[g] = h.read(to);
+      kcache[g] = h.read(tkc);
+    });
+    EXPECT_EQ(kcache[1], kcache[0]);
+    EXPECT_TRUE(close(out[1], out[0], std::vector<double>(out[0].size(), 2.0)));  // max |v| = 2
+  }
+}
+
+TEST_P(GpuOps, AttentionRefusesHeadsAbove256) {
+  const int64_t D = 264;
+  sy_tensor q = gpu_->zeros({D, 1, 1}), o = gpu_->zeros({D, 1, 1}), kc = gpu_->zeros({D, 16});
+  sy_tensor vc = gpu_->zeros({D, 16});
+  const uint32_t start[2] = {0, 1};
+  const int32_t pos = 0, table = 0;
+  sy_attention_args a{};
+  a.struct_size = sizeof a;
+  a.q = &q, a.k_cache = &kc, a.v_cache = &vc, a.out = &o;
+  a.n_kv_head = 1, a.n_seqs = 1, a.seq_token_start = start, a.token_pos = &pos;
+  a.block_tables = &table, a.max_blocks_per_seq = 1, a.block_size = 16, a.scale = 1.0f;
+  EXPECT_EQ(gpu_->api().attention(gpu_->get(), &a), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(gpu_->error(), "attention: head_dim 264 above 256 not supported");
+}
+
+TEST_P(GpuOps, DeviceIndexBeyondTheVisibleDevicesIsRefused) {
+  const sy_param p = {"device", "1023"};
+  Handle h(gpu_->api(), {p});
+  EXPECT_EQ(h.status(), SY_ERR_INVALID_ARG);
+  const std::string e = gpu_->api().last_error(nullptr);
+  EXPECT_EQ(e.rfind("create: param device=1023 but only ", 0), 0u) << e;
+  EXPECT_NE(e.find(" device(s) are visible"), std::string::npos) << e;
+}
+
+// The kernels keep per-thread state in registers of fixed size; beyond it the op says so.
+TEST_P(GpuOps, HybridLimitsAreNamed) {
+  const uint32_t start[2] = {0, 1};
+  const int32_t slot = 0;
+  sy_tensor x = gpu_->zeros({4, 1}), w = gpu_->zeros({17, 4}), st = gpu_->zeros({16, 4, 1});
+  sy_tensor y = gpu_->zeros({4, 1});
+  sy_ssm_conv_args c{sizeof c, 1, &x, &w, nullptr, &st, &y, start, &slot, 1, 0};
+  EXPECT_EQ(gpu_->api().ssm_conv(gpu_->get(), &c), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(gpu_->error(), "ssm_conv: d_conv 17 above 16 not supported");
+  sy_tensor a = gpu_->zeros({300, 4}), bc = gpu_->zeros({300, 1}), h = gpu_->zeros({300, 4, 1});
+  sy_ssm_scan_args s{};
+  s.struct_size = sizeof s;
+  s.n_seqs = 1;
+  s.u = &x, s.dt = &x, s.a = &a, s.b = &bc, s.c = &bc, s.state = &h, s.y = &y;
+  s.seq_token_start = start;
+  s.state_slots = &slot;
+  EXPECT_EQ(gpu_->api().ssm_scan(gpu_->get(), &s), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(gpu_->error(), "ssm_scan: d_state 300 above 256 not supported");
+  sy_tensor logits = gpu_->zeros({1025, 1}), ids = gpu_->zeros({1, 1}, SY_DTYPE_I32);
+  sy_tensor wt = gpu_->zeros({1, 1});
+  sy_moe_gate_args g{sizeof g, SY_MOE_GATING_SOFTMAX, &logits, &ids, &wt, 0, 1.0f};
+  EXPECT_EQ(gpu_->api().moe_gate(gpu_->get(), &g), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(gpu_->error(), "moe_gate: n_expert 1025 above 1024 not supported");
+}
+
+// ---- 1.1 hybrid ops ----
+
+TEST_P(GpuOps, SsmConvAndScanOverMixedChunks) {
+  // Sequences of 5, 0 and 1 tokens (prefill chunk, empty, decode) in slots out of order.
+  const std::vector<uint32_t> start = {0, 5, 5, 6};
+  const std::vector<int32_t> slots = {2, 0, 3};
+  const int64_t T = 6, n_slots = 4;
+  for (int64_t C : {19, 300})
+    for (int64_t K : {1, 4}) {
+      SCOPED_TRACE("conv C=" + std::to_string(C) + " K=" + std::to_string(K));
+      Rng rng(C + K);
+      const auto x = rng.vec(C * T, -2, 2), w = rng.vec(K * C), bias = rng.vec(C);
+      const auto state = rng.vec(std::max<int64_t>(K - 1, 1) * C * n_slots, -2, 2);
+      std::vector<float> y[2], st[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor tx = h.make(x, {C, T}), tw = h.make(w, {K, C}), tb = h.make(bias, {C});
+        sy_tensor ts = h.make(state, {K - 1, C, n_slots}), ty = h.zeros({C, T});
+        sy_ssm_conv_args a{sizeof a, 3, &tx, &tw, &tb, &ts, &ty, start.data(), slots.data(), 1, 0};
+        ASSERT_EQ(h.api().ssm_conv(h.get(), &a), SY_OK) << h.error();
+        y[g] = h.read(ty);
+        if (K > 1) st[g] = h.read(ts);
+      });
+      std::vector<double> mag(C * T);
+      for (size_t i = 0; i < mag.size(); ++i) mag[i] = 2.2 * (std::fabs(bias[i % C]) + 2.0 * K);
+      EXPECT_TRUE(close(y[1], y[0], mag));
+      EXPECT_EQ(st[1], st[0]);  // copies of inputs: exact
+    }
+  for (int64_t S : {16, 100})
+    for (bool optional : {false, true}) {
+      SCOPED_TRACE("scan S=" + std::to_string(S) + " optional=" + std::to_string(optional));
+      Rng rng(S + optional);
+      ScanInputs in;
+      in.D = 37, in.S = S;
+      const int64_t D = in.D;
+      in.u = rng.vec(D * T), in.dt = rng.vec(D * T, -3, 1), in.a = rng.vec(S * D, 0, 2);
+      for (float& v : in.a) v = -std::exp(v);
+      in.b = rng.vec(S * T), in.c = rng.vec(S * T), in.state = rng.vec(S * D * n_slots);
+      if (optional) in.dt_bias = rng.vec(D), in.d = rng.vec(D), in.z = rng.vec(D * T, -3, 3);
+      std::vector<float> y[2], st[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor tu = h.make(in.u, {D, T}), tdt = h.make(in.dt, {D, T}), ta = h.make(in.a, {S, D});
+        sy_tensor tb = h.make(in.b, {S, T}), tc = h.make(in.c, {S, T});
+        sy_tensor ts = h.make(in.state, {S, D, n_slots}), ty = h.zeros({D, T});
+        sy_tensor tdtb, td, tz;
+        sy_ssm_scan_args args{};
+        args.struct_size = sizeof args;
+        args.n_seqs = 3;
+        args.u = &tu, args.dt = &tdt, args.a = &ta, args.b = &tb, args.c = &tc, args.state = &ts;
+        args.y = &ty;
+        if (optional) {
+          tdtb = h.make(in.dt_bias, {D}), td = h.make(in.d, {D}), tz = h.make(in.z, {D, T});
+          args.dt_bias = &tdtb, args.d = &td, args.z = &tz;
+        }
+        args.seq_token_start = start.data();
+        args.state_slots = slots.data();
+        ASSERT_EQ(h.api().ssm_scan(h.get(), &args), SY_OK) << h.error();
+        y[g] = h.read(ty);
+        st[g] = h.read(ts);
+      });
+      const auto [hmag, ymag] = scan_mag(in, start, slots);
+      EXPECT_TRUE(close(st[1], st[0], hmag));
+      EXPECT_TRUE(close(y[1], y[0], ymag));
+    }
+}
+
+TEST_P(GpuOps, MoeGateMatmulAndCombine) {
+  const int64_t E = 6, K = 64, N = 40, k = 2;
+  uint64_t seed = 200;
+  for (int64_t T : {1, 3, 30})  // GEMV pairs, GEMV pairs, the routed GEMM
+    for (uint32_t dt : kWeightDtypes) {
+      SCOPED_TRACE(std::string(sy::dtype::name(dt)) + " T=" + std::to_string(T));
+      Rng rng(seed++);
+      auto logits = rng.vec(E * T, -3, 3);
+      logits[1] = logits[3] = 5.0f;  // a tie: the lower id first
+      const auto x = rng.vec(K * T);
+      const auto wq = encode(dt, rng.vec(K * N * E), K, N * E);
+      std::vector<int32_t> ids[2];
+      std::vector<float> wts[2], ys[2], comb[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor tl = h.make(logits, {E, T}), ti = h.zeros({k, T}, SY_DTYPE_I32);
+        sy_tensor tw = h.zeros({k, T});
+        sy_moe_gate_args ga{sizeof ga, SY_MOE_GATING_SOFTMAX, &tl, &ti, &tw, 1, 1.5f};
+        ASSERT_EQ(h.api().moe_gate(h.get(), &ga), SY_OK) << h.error();
+        sy_tensor tx = h.make(x, {K, 1, T}), tm = h.make(wq, {K, N, E}, dt),
+                  ty = h.zeros({N, k, T});
+        sy_moe_matmul_args ma{sizeof ma, 0, &tx, &tm, &ti, &ty};
+        ASSERT_EQ(h.api().moe_matmul(h.get(), &ma), SY_OK) << h.error();
+        sy_tensor tc = h.zeros({N, T});
+        ASSERT_EQ(h.api().moe_combine(h.get(), &ty, &tw, &tc), SY_OK) << h.error();
+        ids[g] = h.read<int32_t>(ti);
+        wts[g] = h.read(tw);
+        ys[g] = h.read(ty);
+        comb[g] = h.read(tc);
+      });
+      ASSERT_EQ(ids[1], ids[0]);
+      EXPECT_TRUE(close(wts[1], wts[0], abs_of(wts[0])));
+      std::vector<double> mag(N * k * T);
+      const auto w = decode(dt, wq, K, N * E);
+      for (int64_t p = 0; p < k * T; ++p)
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t c = 0; c < K; ++c)
+            mag[p * N + j] +=
+                std::fabs((double)x[(p / k) * K + c] * w[(ids[0][p] * N + j) * K + c]);
+      EXPECT_TRUE(close(ys[1], ys[0], mag));
+      std::vector<double> cmag(N * T);
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t s = 0; s < k; ++s)
+            cmag[t * N + j] += std::fabs(wts[0][t * k + s]) * mag[(t * k + s) * N + j];
+      EXPECT_TRUE(close(comb[1], comb[0], cmag));
+    }
+}
+
+// CPU backends refuse out-of-range expert ids; a device backend cannot read them on the host,
+// so it leaves those rows zero rather than reading outside the weights.
+TEST_P(GpuOps, MoeMatmulLeavesRowsOfBadIdsZero) {
+  const int64_t K = 32, N = 8, E = 2;
+  for (int64_t T : {1, 20}) {
+    std::vector<int32_t> ids(T, 1);
+    ids[0] = 7;
+    Rng rng(9);
+    sy_tensor tx = gpu_->make(rng.vec(K * T), {K, 1, T}),
+              tw = gpu_->make(rng.vec(K * N * E), {K, N, E});
+    sy_tensor ti = gpu_->make(ids, {1, T}, SY_DTYPE_I32),
+              ty = gpu_->make(std::vector<float>(N * T, 9.0f), {N, 1, T});
+    sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty};
+    ASSERT_EQ(gpu_->api().moe_matmul(gpu_->get(), &a), SY_OK) << gpu_->error();
+    const auto y = gpu_->read(ty);
+    for (int64_t j = 0; j < N; ++j) EXPECT_EQ(y[j], 0.0f) << "T=" << T << " j=" << j;
+    if (T > 1) {
+      EXPECT_NE(y[N], 0.0f);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuOps, ::testing::ValuesIn(sy::test::gpu_plugins(true)), name_of);
+
+}  // namespace
