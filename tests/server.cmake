@@ -8,4 +8,7 @@ add_test(NAME bench_serve_smoke COMMAND $<TARGET_FILE:switchyard> bench-serve
   --config ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/serve_smoke.toml --duration 3 --clients 4 --max-tokens 8
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(bench_serve_smoke PROPERTIES TIMEOUT 120
-  PASS_REGULAR_EXPRESSION "errors: 0, requests/s: [0-9.]+.*latency ms: mean [0-9.]+, p50 [0-9.]+, p90 [0-9.]+, p99 [0-9.]+")
+  PASS_REGULAR_EXPRESSION "requests: [1-9][0-9]*, errors: 0, requests/s: [0-9.]+.*latency ms: mean [0-9.]+, p50 [0-9.]+, p90 [0-9.]+, p99 [0-9.]+")
+add_test(NAME serve_bad_config COMMAND $<TARGET_FILE:switchyard> serve --config ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/cli_bad_key.toml)
+set_tests_properties(serve_bad_config PROPERTIES
+  PASS_REGULAR_EXPRESSION "switchyard serve: error: .*cli_bad_key.toml:11:12: engine.max_seqs: expected an integer, got string")

@@ -1,8 +1,8 @@
 // Every op of the GPU backends against cpu_ref on the same inputs, the buffer paths (chunked
 // uploads, offsets, zeroed allocation) and the ordering of uploads against queued ops. Runs on
 // gpu_emu and gpu_emu64 (the kernels on the CPU emulator, warp 32 and 64) everywhere, and on
-// cuda / hip where a device exists;
-// without one those skip with "no GPU device" (tests/device/run.sh makes that a failure).
+// cuda / hip where a device exists; without one those skip with "no GPU device"
+// (tests/device/run.sh makes that a failure).
 //
 // Tolerance: |gpu - ref| <= rtol * mag, mag = the natural error scale of the element: the sum of
 // the magnitudes of the terms (dot products, conv, scan, combine), the largest |v| of the cache

@@ -250,10 +250,21 @@ TEST(ServerSwap, TrafficSplitsByRequestIdAndRollbackReturnsToBaseline) {
   EXPECT_LT(b, 40);
   EXPECT_EQ(send("split-7"), send("split-7"));
 
+  auto pinned = [&](const std::string& model) {
+    auto r = s.post("/v1/completions", {{"prompt", "pin"}, {"max_tokens", 2}, {"model", model}});
+    return r->status == 200 ? json::parse(r->body)["variant"].get<std::string>()
+                            : std::to_string(r->status);
+  };
+  EXPECT_EQ(pinned("b"), "b");                // a variant's name pins it
+  const std::string served = pinned("tiny");  // the served name splits by weight
+  EXPECT_TRUE(served == "a" || served == "b") << served;
+
   auto r = s.client->Post("/admin/rollback", "", "application/json");
   ASSERT_EQ(r->status, 200);
   EXPECT_EQ(r->body, R"({"baseline":"a","generation":1,"ok":true})");
   for (int i = 0; i < 40; ++i) EXPECT_EQ(send("split-" + std::to_string(i)), "a");
+  EXPECT_EQ(pinned("b"), "a");     // the rollback covers pinned requests too
+  EXPECT_EQ(pinned("zz"), "404");  // an unknown model is still unknown
   EXPECT_EQ(metric(s.metrics(), "switchyard:variant_weight{model_name=\"tiny\",variant=\"b\"}"), 0);
   EXPECT_EQ(json::parse(s.client->Get("/admin/status")->body)["rolled_back"], true);
 

@@ -141,7 +141,8 @@ class GpuBackend final : public plugin::Backend {
   std::unique_ptr<PinnedRing> staging_;    // uploads and reads, transfer stream
   std::unique_ptr<PinnedRing> meta_ring_;  // op metadata, compute stream
   std::vector<char> meta_host_;
-  DeviceArena meta_dev_, scratch_;  // op metadata; per-op scratch (weight panels, expert routing)
+  DeviceArena meta_dev_;  // op metadata
+  DeviceArena scratch_;   // per-op scratch: dequantised weight panels, expert routing lists
   std::unique_ptr<Blas> blas_;
 };
 

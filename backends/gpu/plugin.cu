@@ -2,6 +2,7 @@
 // table serves validation and the ops; memory entries are the device's; every entry but
 // device_info answers SY_ERR_UNAVAILABLE "no device" when the backend found no device.
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 
@@ -206,6 +207,10 @@ const sy_backend_iface& inner() {
   }();
   return t;
 }
+
+// Appending an entry to the table must come with its gate below.
+static_assert(offsetof(sy_backend_iface, moe_combine) + sizeof(void*) == sizeof(sy_backend_iface),
+              "sy_backend_iface grew: gate the new entry in gated_iface()");
 
 sy_backend_iface gated_iface() {
   sy_backend_iface t = inner();

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
-#include <deque>
 #include <mutex>
 #include <optional>
 
@@ -19,8 +18,8 @@
 namespace sy::server {
 namespace {
 
-constexpr auto kPoll =
-    std::chrono::milliseconds(50);  // how often a waiting handler checks the peer
+// How often a waiting handler looks at its peer (disconnects are noticed this fast).
+constexpr auto kPoll = std::chrono::milliseconds(50);
 
 // Tokens and the finish of one request, handed from the engine thread to the HTTP thread.
 struct Channel {
@@ -115,6 +114,41 @@ class Streamer {
   bool finished_ = false;
 };
 
+// The engine request for `cr` on `runner`: its vocabulary, context and sampling defaults.
+// Throws ApiError(400) when prompt + max_tokens exceed the context.
+engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& runner, bool chat,
+                              ServeMetrics& metrics, const std::string& variant) {
+  const text::Tokenizer* tok = runner.tokenizer();
+  engine::RequestSpec spec;
+  spec.prompt = cr.prompt_ids ? *cr.prompt_ids
+                              : tok->encode(chat ? render_chat(cr.messages) : *cr.prompt_text,
+                                            tok->vocab().add_bos);
+  const Config& vc = runner.variant().config;
+  const uint32_t ctx = runner.limits().max_context;
+  const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
+  const uint32_t room = n_prompt < ctx ? ctx - n_prompt : 1;
+  spec.max_new_tokens = cr.max_tokens.value_or(std::min(vc.sampling.max_tokens, room));
+  if (uint64_t(n_prompt) + spec.max_new_tokens > ctx) {
+    metrics.rejected(variant, "context_length");
+    const std::string what = chat ? "messages" : "prompt";
+    throw ApiError(400,
+                   "This model's maximum context length is " + std::to_string(ctx) +
+                       " tokens. However, you requested " +
+                       std::to_string(n_prompt + uint64_t(spec.max_new_tokens)) + " tokens (" +
+                       std::to_string(n_prompt) + " in the " + what + ", " +
+                       std::to_string(spec.max_new_tokens) +
+                       " for the completion). Please reduce the length of the " + what +
+                       " or completion.",
+                   "invalid_request_error", what, "context_length_exceeded");
+  }
+  spec.sampling.temperature = cr.temperature.value_or(vc.sampling.temperature);
+  spec.sampling.top_p = cr.top_p.value_or(vc.sampling.top_p);
+  spec.sampling.top_k = cr.top_k.value_or(vc.sampling.top_k);
+  spec.sampling.seed = cr.seed.value_or(vc.sampling.seed);
+  spec.stop_at_eos = !cr.ignore_eos;
+  return spec;
+}
+
 }  // namespace
 
 CompletionService::CompletionService(Router& router, ServeMetrics& metrics, std::string model_name)
@@ -137,7 +171,7 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
                        "service_unavailable", "", "swap_in_progress");
       const auto d = router_.current();
       const auto route = router_.route(rid, pinned);
-      if (!route) {
+      if (!route || (!pinned.empty() && d && !d->find(pinned))) {  // a rollback reroutes pins
         if (!pinned.empty() && d)
           throw ApiError(404, "The model '" + cr.model + "' does not exist",
                          "invalid_request_error", "model", "model_not_found");
@@ -146,33 +180,7 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
       timeout_s = d ? d->request_timeout_s : timeout_s;
       EngineRunner& runner = *route->primary;
       tok = runner.tokenizer();
-      engine::RequestSpec spec;
-      spec.prompt = cr.prompt_ids ? *cr.prompt_ids
-                                  : tok->encode(chat ? render_chat(cr.messages) : *cr.prompt_text,
-                                                tok->vocab().add_bos);
-      const Config& vc = runner.variant().config;
-      const uint32_t ctx = runner.limits().max_context;
-      const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
-      const uint32_t room = n_prompt < ctx ? ctx - n_prompt : 1;
-      spec.max_new_tokens = cr.max_tokens.value_or(std::min(vc.sampling.max_tokens, room));
-      if (uint64_t(n_prompt) + spec.max_new_tokens > ctx) {
-        metrics_.rejected(route->primary_name, "context_length");
-        throw ApiError(400,
-                       "This model's maximum context length is " + std::to_string(ctx) +
-                           " tokens. However, you requested " +
-                           std::to_string(n_prompt + uint64_t(spec.max_new_tokens)) + " tokens (" +
-                           std::to_string(n_prompt) + " in the " + (chat ? "messages" : "prompt") +
-                           ", " + std::to_string(spec.max_new_tokens) +
-                           " for the completion). Please reduce the length of the " +
-                           (chat ? "messages" : "prompt") + " or completion.",
-                       "invalid_request_error", chat ? "messages" : "prompt",
-                       "context_length_exceeded");
-      }
-      spec.sampling.temperature = cr.temperature.value_or(vc.sampling.temperature);
-      spec.sampling.top_p = cr.top_p.value_or(vc.sampling.top_p);
-      spec.sampling.top_k = cr.top_k.value_or(vc.sampling.top_k);
-      spec.sampling.seed = cr.seed.value_or(vc.sampling.seed);
-      spec.stop_at_eos = !cr.ignore_eos;
+      engine::RequestSpec spec = make_spec(cr, runner, chat, metrics_, route->primary_name);
       auto ch = std::make_shared<Channel>();
       std::shared_ptr<ShadowPair> pair;
       if (route->shadow) {
@@ -198,6 +206,7 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
       };
       const int64_t deadline = arrival + static_cast<int64_t>(timeout_s * 1e9);
       const engine::RequestSpec shadow_spec = route->shadow ? spec : engine::RequestSpec{};
+      const uint32_t path = spec.path;
       const auto t = runner.submit(std::move(spec), std::move(cb), arrival, deadline);
       if (t.status == EngineRunner::Admit::draining) continue;
       if (t.status == EngineRunner::Admit::queue_full) {
@@ -210,7 +219,7 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
         throw ApiError(400, "Invalid 'prompt': " + t.error + ".", "invalid_request_error",
                        chat ? "messages" : "prompt", "invalid_prompt");
       }
-      metrics_.routed(route->primary_name, 0);
+      metrics_.routed(route->primary_name, path);
       if (route->shadow) {
         Callbacks scb;
         scb.on_finish = [pair](const Outcome& o) { pair->shadow_done(o); };

@@ -126,7 +126,13 @@ void EngineRunner::end(uint64_t id, bool timed_out) {
   live_.erase(it);
   e.forget(id);
   if (observer_) observer_->on_finish(name_, o);
-  if (cb.on_finish) cb.on_finish(o);
+  finished_.emplace_back(std::move(cb), std::move(o));
+}
+
+void EngineRunner::report_finished() {
+  for (auto& [cb, o] : finished_)
+    if (cb.on_finish) cb.on_finish(o);
+  finished_.clear();
 }
 
 void EngineRunner::publish_snapshot() {
@@ -193,11 +199,14 @@ void EngineRunner::loop() {
         if (live_.count(id) && e.request(id).finish != engine::FinishReason::none) end(id, false);
     }
     publish_snapshot();
+    report_finished();
   }
   // Stopping: whatever is left ends as aborted, so no caller waits forever.
   std::vector<uint64_t> ids;
   for (const auto& [id, l] : live_) ids.push_back(id);
   for (uint64_t id : ids) end(id, false);
+  publish_snapshot();
+  report_finished();
   std::lock_guard<std::mutex> lk(mu_);
   for (auto& s : pending_)
     s->accepted.set_value({Admit::draining, 0, "variant '" + name_ + "' stopped"});

@@ -126,6 +126,10 @@ class EngineRunner {
   // Engine thread only.
   std::unordered_map<uint64_t, Live> live_;
   std::vector<uint64_t> touched_;  // got a token this step
+  // Finishes are reported after the snapshot is published, so a client that has its answer
+  // also sees it in the gauges.
+  std::vector<std::pair<Callbacks, Outcome>> finished_;
+  void report_finished();
   std::thread thread_;
   std::once_flag joined_;
 };

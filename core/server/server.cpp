@@ -234,6 +234,10 @@ void Server::start() {
   if (port_ < 0)
     throw std::runtime_error("cannot listen on " + opts_.host + ":" + std::to_string(opts_.port));
   if (listen_fd >= 0) ::listen(listen_fd, 1024);
+  http_->set_socket_options([](socket_t fd) {  // drop the reference to the local above
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   listen_ = std::thread([this] { http_->listen_after_bind(); });
   reloader_->start(opts_.watch_ms, over_.sighup);
   logger()->info("serving {} on http://{}:{}", opts_.model_name, opts_.host, port_);
