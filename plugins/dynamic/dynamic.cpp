@@ -21,9 +21,11 @@ struct Dynamic {
   std::string error;
 };
 
-constexpr const char* kKnown =
-    "chunked_prefill, adaptive, preemption, priority, prefix_ordering, max_preemptions, "
-    "max_num_seqs, min_budget, target_step_ms, max_wait_ms, aging_ms, watermark";
+// Every parameter apply() understands; the error for an unknown key lists them.
+constexpr const char* kParamNames[] = {"chunked_prefill", "adaptive",        "preemption",
+                                       "priority",        "prefix_ordering", "max_preemptions",
+                                       "max_num_seqs",    "min_budget",      "target_step_ms",
+                                       "max_wait_ms",     "aging_ms",        "watermark"};
 
 bool apply(sy::dynamic::Options& o, const sy_param& p) {
   using namespace sy::plugin;
@@ -35,10 +37,13 @@ bool apply(sy::dynamic::Options& o, const sy_param& p) {
   if (k == "preemption") return parse_bool(p.value, o.preemption);
   if (k == "priority") return parse_bool(p.value, o.priority);
   if (k == "prefix_ordering") return parse_bool(p.value, o.prefix_ordering);
-  if (k == "max_preemptions") return parse_uint(p.value, 0, 1000, u) && ((o.max_preemptions = u), true);
-  if (k == "max_num_seqs") return parse_uint(p.value, 0, 1 << 20, u) && ((o.max_num_seqs = u), true);
+  if (k == "max_preemptions")
+    return parse_uint(p.value, 0, 1000, u) && ((o.max_preemptions = u), true);
+  if (k == "max_num_seqs")
+    return parse_uint(p.value, 0, 1 << 20, u) && ((o.max_num_seqs = u), true);
   if (k == "min_budget") return parse_uint(p.value, 1, 1 << 20, u) && ((o.min_budget = u), true);
-  if (k == "target_step_ms") return parse_double(p.value, 0.01, 1e6, d) && ((o.target_step_ms = d), true);
+  if (k == "target_step_ms")
+    return parse_double(p.value, 0.01, 1e6, d) && ((o.target_step_ms = d), true);
   if (k == "max_wait_ms") return parse_double(p.value, 0, 1e6, d) && ((o.max_wait_ms = d), true);
   if (k == "aging_ms") return parse_double(p.value, 0, 1e9, d) && ((o.aging_ms = d), true);
   if (k == "watermark") return parse_double(p.value, 0, 0.5, d) && ((o.watermark = d), true);
@@ -46,12 +51,15 @@ bool apply(sy::dynamic::Options& o, const sy_param& p) {
 }
 
 bool known(const char* key) {
-  const std::string k = key ? key : "";
-  for (const char* name : {"chunked_prefill", "adaptive", "preemption", "priority", "prefix_ordering",
-                           "max_preemptions", "max_num_seqs", "min_budget", "target_step_ms",
-                           "max_wait_ms", "aging_ms", "watermark"})
-    if (k == name) return true;
+  for (const char* name : kParamNames)
+    if (key && std::string(key) == name) return true;
   return false;
+}
+
+std::string known_list() {
+  std::string out;
+  for (const char* name : kParamNames) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
 }
 
 sy_status create(const sy_param* params, size_t n, sy_sched_t* out) {
@@ -61,7 +69,7 @@ sy_status create(const sy_param* params, size_t n, sy_sched_t* out) {
     const std::string msg = known(params[i].key)
                                 ? sy::plugin::bad_value("dynamic", params[i])
                                 : std::string("dynamic: unknown parameter '") + params[i].key +
-                                      "' (known: " + kKnown + ")";
+                                      "' (known: " + known_list() + ")";
     std::snprintf(g_create_error, sizeof g_create_error, "%s", msg.c_str());
     return SY_ERR_INVALID_ARG;
   }
@@ -71,7 +79,9 @@ sy_status create(const sy_param* params, size_t n, sy_sched_t* out) {
   return SY_OK;
 }
 
-void destroy(sy_sched_t h) { delete reinterpret_cast<Dynamic*>(h); }
+void destroy(sy_sched_t h) {
+  delete reinterpret_cast<Dynamic*>(h);
+}
 
 const char* last_error(sy_sched_t h) {
   return h ? reinterpret_cast<Dynamic*>(h)->error.c_str() : g_create_error;
@@ -79,8 +89,8 @@ const char* last_error(sy_sched_t h) {
 
 sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
   auto* s = reinterpret_cast<Dynamic*>(h);
-  if (v->struct_size < SY_SCHED_VIEW_SIZE_1_0 || p->entries_capacity < v->n_running + v->n_waiting ||
-      p->preempt_capacity < v->n_running) {
+  if (v->struct_size < SY_SCHED_VIEW_SIZE_1_0 ||
+      p->entries_capacity < v->n_running + v->n_waiting || p->preempt_capacity < v->n_running) {
     s->error = "dynamic: view or plan smaller than ABI 1.0 requires";
     return SY_ERR_INVALID_ARG;
   }
@@ -90,7 +100,9 @@ sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
       g_host->counter_add("sched_dynamic_steps", 1);
       g_host->counter_add("sched_dynamic_budget_tokens", d.budget);
       g_host->counter_add("sched_dynamic_target_batch", d.target_batch);
-      g_host->counter_add("sched_dynamic_wait_ns", static_cast<double>(std::max<int64_t>(0, p->n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
+      g_host->counter_add("sched_dynamic_wait_ns",
+                          static_cast<double>(std::max<int64_t>(
+                              0, p->n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
       g_host->counter_add("sched_dynamic_preemptions", d.n_preempted);
     }
     if (g_host && g_host->log) {
@@ -98,8 +110,8 @@ sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
       std::snprintf(line, sizeof line,
                     "budget %u tokens, target batch %u, %u planned (%u admitted, %u skipped), %u "
                     "preempted, wait %lld ns",
-                    d.budget, d.target_batch, p->n_entries, d.n_admitted, d.n_skipped, d.n_preempted,
-                    static_cast<long long>(d.wait_ns));
+                    d.budget, d.target_batch, p->n_entries, d.n_admitted, d.n_skipped,
+                    d.n_preempted, static_cast<long long>(d.wait_ns));
       g_host->log(SY_LOG_DEBUG, "dynamic", line);
     }
   } catch (const std::exception& e) {
@@ -109,7 +121,8 @@ sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
   return SY_OK;
 }
 
-const sy_scheduler_iface kIface = {sizeof(sy_scheduler_iface), 0, create, destroy, last_error, plan};
+const sy_scheduler_iface kIface = {
+    sizeof(sy_scheduler_iface), 0, create, destroy, last_error, plan};
 
 }  // namespace
 
@@ -117,18 +130,21 @@ extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const 
                                                sy_plugin_info* info) {
   if (SY_VERSION_MAJOR(host_abi_version) != SY_ABI_VERSION_MAJOR) {
     if (info && info->error_buf)
-      std::snprintf(info->error_buf, info->error_buf_size, "dynamic implements ABI major %u, host offers %u",
-                    SY_ABI_VERSION_MAJOR, SY_VERSION_MAJOR(host_abi_version));
+      std::snprintf(info->error_buf, info->error_buf_size,
+                    "dynamic implements ABI major %u, host offers %u", SY_ABI_VERSION_MAJOR,
+                    SY_VERSION_MAJOR(host_abi_version));
     return SY_ERR_VERSION;
   }
   g_host = host;
-  const uint32_t minor = std::min<uint32_t>(SY_VERSION_MINOR(host_abi_version), SY_ABI_VERSION_MINOR);
+  const uint32_t minor =
+      std::min<uint32_t>(SY_VERSION_MINOR(host_abi_version), SY_ABI_VERSION_MINOR);
   info->abi_version = SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, minor);
   info->kind = SY_PLUGIN_SCHEDULER;
   info->name = "dynamic";
   info->version = "0.1.0";
-  info->description = "optimized: continuous batching, chunked prefill, adaptive budget and window, "
-                      "prefix-aware, bounded preemption";
+  info->description =
+      "optimized: continuous batching, chunked prefill, adaptive budget and window, "
+      "prefix-aware, bounded preemption";
   info->capabilities = SY_CAP_CHUNKED_PREFILL | SY_CAP_PREEMPTION;
   info->iface = &kIface;
   info->shutdown = nullptr;
