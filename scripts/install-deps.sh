@@ -7,9 +7,9 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config \
-  libdnnl-dev libboost-dev libboost-filesystem-dev libtomlplusplus-dev \
+  libdnnl-dev ocl-icd-opencl-dev libboost-dev libboost-filesystem-dev libtomlplusplus-dev \
   libspdlog-dev libfmt-dev libgtest-dev \
-  abigail-tools >/dev/null  # abidw/abidiff for scripts/abi-check.sh
+  abigail-tools >/dev/null  # abidw/abidiff for scripts/abi-check.sh; dnnl-config.cmake needs OpenCL (its GPU runtime)
 # `switchyard serve`: the HTTP server (cpp-httplib, a compiled library in Debian) and JSON.
 $SUDO apt-get install -y -qq --no-install-recommends libcpp-httplib-dev nlohmann-json3-dev >/dev/null
 # The hip backend plugin: hipcc (Debian's clang 15 with the ROCm device libraries) and the HIP

@@ -1,5 +1,5 @@
-# ABI compatibility: plugins built against the previous minor's frozen headers
-# (abi_fixtures/v1.0) load and work under this host, and scripts/abi-check.sh holds the current
+# ABI compatibility: plugins built against older minors' frozen headers
+# (abi_fixtures/v1.0, v1.1) load and work under this host, and scripts/abi-check.sh holds the current
 # headers to the committed baseline.
 set(SWITCHYARD_ABI_FIXTURE_OUT ${CMAKE_BINARY_DIR}/test_plugins_abi)
 set(SWITCHYARD_ABI_1_0 ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.0)
@@ -20,11 +20,23 @@ target_compile_definitions(switchyard_backend_v1_0_backend PRIVATE
   SY_WRAPPED_BACKEND="${SWITCHYARD_PLUGIN_DIR}/switchyard_backend_cpu_ref.so")
 target_link_libraries(switchyard_backend_v1_0_backend PRIVATE ${CMAKE_DL_LIBS})
 
+# The 1.1 release's fixed_window, built against the frozen 1.1 headers (abi_fixtures/v1.1): a
+# plugin of the minor before routers must load and plan under this host.
+add_library(switchyard_scheduler_v1_1_fixed_window MODULE
+  ${PROJECT_SOURCE_DIR}/plugins/fixed_window/fixed_window.cpp)
+set_target_properties(switchyard_scheduler_v1_1_fixed_window PROPERTIES PREFIX ""
+  LIBRARY_OUTPUT_DIRECTORY ${SWITCHYARD_ABI_FIXTURE_OUT} CXX_VISIBILITY_PRESET hidden)
+target_include_directories(switchyard_scheduler_v1_1_fixed_window PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.1 ${PROJECT_SOURCE_DIR}/plugins/common)
+target_link_options(switchyard_scheduler_v1_1_fixed_window PRIVATE -Wl,--no-undefined
+  -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
+
 switchyard_add_test(test_abi_compat SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_abi_compat.cpp
   LIBS switchyard_core)
 target_compile_definitions(test_abi_compat PRIVATE
   SWITCHYARD_ABI_FIXTURE_DIR="${SWITCHYARD_ABI_FIXTURE_OUT}")
 add_dependencies(test_abi_compat switchyard_scheduler_v1_0_fcfs switchyard_backend_v1_0_backend
+  switchyard_scheduler_v1_1_fixed_window
   switchyard_backend_cpu_ref switchyard_scheduler_fixed_window)
 
 add_library(switchyard_backend_short_table MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/short_table.c)

@@ -1,4 +1,4 @@
-// A plugin compiled against the previous minor's headers (tests/abi_fixtures/v1.0) keeps loading
+// Plugins compiled against older minors' headers (tests/abi_fixtures/v1.0, v1.1) keep loading
 // and working under this host, and the host never reads a table past its struct_size.
 #include <gtest/gtest.h>
 
@@ -51,6 +51,7 @@ TEST(AbiTable, EachMinorNeedsTheMembersItWasReleasedWith) {
   EXPECT_EQ(sy::min_table_size(SY_PLUGIN_BACKEND, 1),
             offsetof(sy_backend_iface, estimate_step_ns) + sizeof(void*));
   EXPECT_EQ(sy::min_table_size(SY_PLUGIN_SCHEDULER, 0), 8 + 4 * sizeof(void*));  // create..plan
+  EXPECT_EQ(sy::min_table_size(SY_PLUGIN_ROUTER, 2), 8 + 4 * sizeof(void*));  // create..route
 }
 
 TEST(AbiCompat, ShortTableForItsMinorIsRefused) {
@@ -90,6 +91,17 @@ TEST(AbiCompat, V1_0SchedulerProducesTheReferenceTokens) {
   EXPECT_TRUE(got.all_finished_by_length);
   EXPECT_EQ(got.tokens, want.tokens);
   EXPECT_EQ(got.tokens[0].size(), 8u);
+}
+
+TEST(AbiCompat, V1_1SchedulerNegotiates1_1AndProducesTheReferenceTokens) {
+  auto p = host().load(SY_PLUGIN_SCHEDULER, "v1_1_fixed_window");
+  EXPECT_EQ(p->abi_version(), SY_MAKE_VERSION(1, 1));
+  EXPECT_GT(SY_ABI_VERSION_MINOR, 1);  // this host is newer than the plugin
+  sy::Scheduler s(p, {{"wait_window_ms", "0"}});
+  const auto got = run_with("cpu_ref", s);
+  EXPECT_EQ(got.invalid_plans, 0u);
+  EXPECT_TRUE(got.all_finished_by_length);
+  EXPECT_EQ(got.tokens, reference_run().tokens);
 }
 
 TEST(AbiCompat, V1_0BackendTableIsReadOnlyAsFarAsItsStructSize) {

@@ -1,30 +1,19 @@
 // Changing the scheduler never changes the tokens a request gets under greedy decoding: every
-// feature combination of the optimized scheduler, with and without prefix caching, against the
-// original scheduler, on a workload that forces chunking, preemption and prefix reuse.
+// feature combination of the optimized scheduler, with and without prefix caching and overlapped
+// stepping, against the original scheduler, on a workload that forces chunking, preemption and
+// prefix reuse.
 #include <gtest/gtest.h>
 
-#include "tiny_model.h"
+#include "engine_workload.h"
 
 namespace {
-
-std::vector<std::vector<int32_t>> workload() {
-  const auto system = sy::test::sample_tokens(40, 259, 3);
-  std::vector<std::vector<int32_t>> prompts;
-  for (int i = 0; i < 10; ++i) {
-    std::vector<int32_t> p = i % 2 ? std::vector<int32_t>{} : system;
-    const auto tail = sy::test::sample_tokens(i % 3 == 0 ? 70 : 6 + 3 * i, 259, 10 + i);
-    p.insert(p.end(), tail.begin(), tail.end());
-    prompts.push_back(p);
-  }
-  return prompts;
-}
 
 const std::vector<std::vector<int32_t>>& baseline() {
   static const auto out = [] {
     sy::test::EngineRun run;
     run.params = {{"max_batch", "4"}, {"wait_window_ms", "0"}};
     run.max_new = 16;
-    return run.run(workload());
+    return run.run(sy::test::chunked_prefix_workload());
   }();
   return out;
 }
@@ -35,15 +24,17 @@ class SchedulerEquivalence : public testing::TestWithParam<int> {};
 
 TEST_P(SchedulerEquivalence, GreedyTokensEqualTheOriginalScheduler) {
   const int bits = GetParam();
-  const char* names[] = {"chunked_prefill", "adaptive", "preemption", "priority", "prefix_ordering"};
+  const char* names[] = {"chunked_prefill", "adaptive", "preemption", "priority",
+                         "prefix_ordering"};
   sy::test::EngineRun run;
   run.scheduler = "dynamic";
   for (int i = 0; i < 5; ++i) run.params.emplace_back(names[i], bits & (1 << i) ? "true" : "false");
   run.limits.prefix_caching = bits & (1 << 5);
+  run.limits.overlap = bits & (1 << 6);
   run.limits.max_batch_tokens = 48;  // forces chunks of the 70+ token prompts
   run.kv_blocks = 24;                // 384 slots for ~10 x 100 tokens: forces preemption
   run.max_new = 16;
-  const auto got = run.run(workload());
+  const auto got = run.run(sy::test::chunked_prefix_workload());
   const auto& want = baseline();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
@@ -51,14 +42,15 @@ TEST_P(SchedulerEquivalence, GreedyTokensEqualTheOriginalScheduler) {
 }
 
 std::string combination_name(const testing::TestParamInfo<int>& info) {
-  static const char* const kTags[] = {"chunk", "adapt", "preempt", "prio", "lpm", "cache"};
+  static const char* const kTags[] = {"chunk", "adapt", "preempt", "prio",
+                                      "lpm",   "cache", "overlap"};
   std::string n;
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < 7; ++i)
     if (info.param & (1 << i)) n += std::string(n.empty() ? "" : "_") + kTags[i];
   return n.empty() ? std::string("none") : n;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFeatureCombinations, SchedulerEquivalence, testing::Range(0, 64),
+INSTANTIATE_TEST_SUITE_P(AllFeatureCombinations, SchedulerEquivalence, testing::Range(0, 128),
                          combination_name);
 
 TEST(SchedulerEquivalence, TheWorkloadReallyPreemptsAndReusesPrefixes) {
@@ -68,7 +60,7 @@ TEST(SchedulerEquivalence, TheWorkloadReallyPreemptsAndReusesPrefixes) {
   run.limits.max_batch_tokens = 48;
   run.kv_blocks = 24;
   run.max_new = 16;
-  EXPECT_EQ(run.run(workload()), baseline());
+  EXPECT_EQ(run.run(sy::test::chunked_prefix_workload()), baseline());
   EXPECT_GT(run.preemptions, 0u);
   EXPECT_GT(run.prefix_hit_tokens, 0u);
 }

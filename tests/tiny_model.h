@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -79,6 +80,9 @@ struct EngineRun {
   fs::path model;
   uint64_t preemptions = 0;
   uint64_t prefix_hit_tokens = 0;
+  bool stop_at_eos = false;  // stops at limits.eos
+  // Called after every step with the engine and the request ids (to cancel some mid-run).
+  std::function<void(sy::engine::Engine&, const std::vector<uint64_t>&, int step)> after_step;
 
   std::vector<std::vector<int32_t>> run(const std::vector<std::vector<int32_t>>& prompts) {
     Loaded m(model.empty() ? model_file("f32") : model, backend, kv_blocks);
@@ -89,7 +93,7 @@ struct EngineRun {
       sy::engine::RequestSpec spec;
       spec.prompt = p;
       spec.max_new_tokens = max_new;
-      spec.stop_at_eos = false;
+      spec.stop_at_eos = stop_at_eos;
       ids.push_back(e.submit(spec));
     }
     // Bounded, so a scheduler that stops making progress fails the test instead of hanging it.
@@ -99,6 +103,7 @@ struct EngineRun {
         return {};
       }
       if (e.step().n_seqs == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      if (after_step) after_step(e, ids, steps);
     }
     EXPECT_EQ(e.invalid_plans(), 0u) << scheduler;
     EXPECT_EQ(m.cache->pool().free_count(), m.cache->pool().total()) << "blocks leaked";

@@ -44,6 +44,11 @@ REF(sched_view, const sy_sched_view*)
 REF(sched_entry, const sy_sched_entry*)
 REF(sched_plan, const sy_sched_plan*)
 REF(scheduler_iface, const sy_scheduler_iface*)
+/* router.h (since 1.2) */
+REF(route_path, sy_route_path)
+REF(route_request, const sy_route_request*)
+REF(route_decision, const sy_route_decision*)
+REF(router_iface, const sy_router_iface*)
 /* plugin.h */
 REF(plugin_kind, sy_plugin_kind)
 REF(plugin_info, const sy_plugin_info*)

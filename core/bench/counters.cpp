@@ -42,6 +42,8 @@ EngineCounters read_counters(const std::map<std::string, double>& d) {
   c.prefix_hit_tokens = get("prefix_cache_hit_tokens");
   c.prefix_query_tokens = get("prefix_cache_query_tokens");
   c.routing_ns = get("routing_ns");
+  c.overlap_hidden_ns = get("overlap_hidden_host_ns");
+  c.overlap_wait_ns = get("overlap_wait_ns");
   const std::string prefix = "expert_activations.";
   for (auto it = d.lower_bound(prefix); it != d.end() && it->first.rfind(prefix, 0) == 0; ++it) {
     uint32_t l = 0, e = 0;

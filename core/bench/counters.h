@@ -6,7 +6,9 @@
 //   prefix_cache_hit_tokens      prompt tokens served from the prefix cache
 //   prefix_cache_query_tokens    prompt tokens looked up in the prefix cache
 //   routing_ns                   nanoseconds spent in the triage router
-//   expert_activations.L.E       tokens routed to expert E of layer L (MoE layers)
+//   overlap_hidden_host_ns       host planning done while a forward pass computed ([engine]
+//   overlap) overlap_wait_ns              host time waiting for the forward pass after that
+//   planning expert_activations.L.E       tokens routed to expert E of layer L (MoE layers)
 #pragma once
 
 #include <map>
@@ -18,6 +20,7 @@ namespace sy::bench {
 
 struct EngineCounters {
   std::optional<double> prefix_hit_tokens, prefix_query_tokens, routing_ns;
+  std::optional<double> overlap_hidden_ns, overlap_wait_ns;
   std::map<uint32_t, std::vector<double>> expert_activations;  // layer -> per-expert totals
 };
 

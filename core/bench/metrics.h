@@ -77,6 +77,8 @@ struct EngineMetrics {
   MemoryPeaks memory;
   std::optional<double> prefix_cache_hit_rate;  // hit tokens / query tokens
   std::optional<double> routing_time_share;     // routing ns / busy ns
+  // Overlapped stepping: host planning hidden behind forward passes, as a share of busy time.
+  std::optional<double> overlap_hidden_share;
   std::optional<ExpertActivation> experts;
 };
 

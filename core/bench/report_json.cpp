@@ -119,6 +119,7 @@ void engine(JsonWriter& j, const EngineMetrics& e, const RunLog& log) {
     j.field(p == 0 ? "full" : p == 1 ? "light" : std::to_string(p), n);
   j.end_object();
   j.field("routing_time_share", e.routing_time_share);
+  j.field("overlap_hidden_share", e.overlap_hidden_share);
   j.key("expert_activation");
   if (!e.experts) {
     j.null();

@@ -168,6 +168,10 @@ std::string report_markdown(const BenchReport& r) {
   e.row("routing time share", [](const VariantResult& v) {
     return v.engine.routing_time_share ? f("%.2f%%", *v.engine.routing_time_share * 100) : "n/a";
   });
+  e.row("host planning hidden by overlap (share of busy)", [](const VariantResult& v) {
+    return v.engine.overlap_hidden_share ? f("%.2f%%", *v.engine.overlap_hidden_share * 100)
+                                         : "n/a";
+  });
   e.row("expert activation share max / min", [](const VariantResult& v) {
     return v.engine.experts ? f("%.1f%%", v.engine.experts->max_share * 100) + " / " +
                                   f("%.1f%%", v.engine.experts->min_share * 100)

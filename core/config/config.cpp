@@ -29,6 +29,30 @@ void read_isolation(TableReader& r, const toml::table& t, Isolation& out) {
   else r.fail(*n, "isolation", "must be \"in_process\" or \"process\", got '" + v + "'");
 }
 
+// [triage] plugin, force_full, light_experts and [triage.params]. A plugin is needed unless
+// the switch forces every request onto the full path.
+void read_triage(const std::string& origin, const toml::table& t, TriageConfig& out) {
+  out.enabled = true;
+  TableReader r(origin, t, "triage.");
+  r.read_string("plugin", out.plugin);
+  r.read_bool("force_full", out.force_full);
+  r.read_int("light_experts", out.light_experts, 1, 1 << 16);
+  if (const toml::node* n = t.get("light_experts"))
+    out.light_experts_at = where(origin, n->source());
+  r.mark("params");
+  r.reject_unknown();
+  if (out.plugin.empty() && !out.force_full)
+    throw ConfigError(where(origin, t.source()) +
+                      ": triage.plugin: required key is missing (or set force_full = true)");
+  if (const toml::node* n = t.get("params")) {
+    if (!n->is_table())
+      throw ConfigError(where(origin, n->source()) + ": triage.params: expected a table, got " +
+                        TableReader::type_name(*n));
+    TableReader p(origin, *n->as_table(), "triage.params.");
+    p.rest_as_params(out.params);
+  }
+}
+
 }  // namespace
 
 Config parse_config(const std::string& text, const std::string& origin) {
@@ -41,7 +65,8 @@ Config parse_config(const toml::table& root, const std::string& origin) {
   TableReader top(origin, root, "");
   top.read_string("log_level", c.log_level);
   top.read_string_array("plugin_dirs", c.plugin_dirs);
-  for (const char* t : {"model", "backend", "scheduler", "engine", "sampling"}) top.mark(t);
+  for (const char* t : {"model", "backend", "scheduler", "engine", "sampling", "triage"})
+    top.mark(t);
   top.reject_unknown();
   if (auto* t = sub_table(origin, root, "model")) {
     TableReader r(origin, *t, "model.");
@@ -76,6 +101,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_int("max_batch_tokens", c.engine.max_batch_tokens, 1, 1 << 20);
     r.read_int("max_context", c.engine.max_context, 0, 1 << 24);
     r.read_bool("prefix_caching", c.engine.prefix_caching);
+    r.read_bool("overlap", c.engine.overlap);
     r.reject_unknown();
   }
   if (auto* t = sub_table(origin, root, "sampling")) {
@@ -87,6 +113,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_int("max_tokens", c.sampling.max_tokens, 1, 1 << 20);
     r.reject_unknown();
   }
+  if (auto* t = sub_table(origin, root, "triage")) read_triage(origin, *t, c.triage);
   return c;
 }
 

@@ -44,6 +44,7 @@ struct EngineConfig {
   uint32_t max_batch_tokens = 2048;  // tokens one forward pass may carry
   uint32_t max_context = 0;       // 0: the model's context length
   bool prefix_caching = false;    // share KV blocks of equal prompt prefixes
+  bool overlap = false;           // plan and prepare step N+1 while step N computes
 };
 
 struct SamplingDefaults {
@@ -54,6 +55,16 @@ struct SamplingDefaults {
   uint32_t max_tokens = 32;
 };
 
+// [triage]: the router that tags each request light or full. No table: every request full.
+struct TriageConfig {
+  bool enabled = false;          // the table is present
+  std::string plugin;            // router plugin: name (looked up in plugin dirs) or a path
+  bool force_full = false;       // the fallback switch: every request full, the router never called
+  uint32_t light_experts = 0;    // MoE experts per token on the light path (0: the model's default)
+  std::string light_experts_at;  // "file:line:col" of light_experts, for checks against the model
+  Params params;                 // [triage.params], as text
+};
+
 struct Config {
   std::string origin;  // file name, for messages
   ModelConfig model;
@@ -61,6 +72,7 @@ struct Config {
   PluginChoice scheduler;
   EngineConfig engine;
   SamplingDefaults sampling;
+  TriageConfig triage;
   std::vector<std::filesystem::path> plugin_dirs;  // searched before the defaults
   std::string log_level = "warn";
 };

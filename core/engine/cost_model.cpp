@@ -53,7 +53,8 @@ void CostModel::solve() const {
       for (int k = c; k < 5; ++k) m[r][k] -= f * m[c][k];
     }
   }
-  for (int i = 0; i < 4; ++i) coef_[i] = std::max(0.0, m[i][4] / m[i][i]);  // costs are not negative
+  for (int i = 0; i < 4; ++i)
+    coef_[i] = std::max(0.0, m[i][4] / m[i][i]);  // costs are not negative
   dirty_ = false;
 }
 

@@ -15,7 +15,8 @@ namespace sy::engine {
 class CostModel {
  public:
   // Prior coefficients in nanoseconds.
-  CostModel(double base_ns, double per_prefill_token_ns, double per_decode_seq_ns, double per_ctx_token_ns);
+  CostModel(double base_ns, double per_prefill_token_ns, double per_decode_seq_ns,
+            double per_ctx_token_ns);
   void observe(const sy_step_shape& shape, int64_t elapsed_ns);
   int64_t estimate(const sy_step_shape& shape) const;
   std::array<double, 4> coefficients() const;

@@ -12,17 +12,25 @@ namespace sy::engine {
 
 const char* finish_reason_name(FinishReason r) {
   switch (r) {
-    case FinishReason::stop: return "stop";
-    case FinishReason::length: return "length";
-    case FinishReason::context: return "context";
-    case FinishReason::aborted: return "abort";
-    default: return "none";
+    case FinishReason::stop:
+      return "stop";
+    case FinishReason::length:
+      return "length";
+    case FinishReason::context:
+      return "context";
+    case FinishReason::aborted:
+      return "abort";
+    default:
+      return "none";
   }
 }
 
 Engine::Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler,
                EngineLimits limits)
-    : model_(model), cache_(cache), sched_(scheduler), lim_(limits),
+    : model_(model),
+      cache_(cache),
+      sched_(scheduler),
+      lim_(limits),
       // Prior: weights streamed once per step at ~10 GB/s, 2 flops per active parameter per
       // token at ~50 GFLOP/s, attention over the cached context; refined by observed steps.
       cost_(model.info().bytes_per_token / 10.0, model.info().n_active_params * 0.04,
@@ -33,11 +41,17 @@ Engine::Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler,
     logger()->warn("prefix caching is off: {} has recurrent layers", model.info().arch);
     lim_.prefix_caching = false;
   }
-  if (lim_.max_context == 0 || lim_.max_context > model.info().n_ctx) lim_.max_context = model.info().n_ctx;
+  if (lim_.max_context == 0 || lim_.max_context > model.info().n_ctx)
+    lim_.max_context = model.info().n_ctx;
   if (model.info().state_bytes_per_seq > 0) {
     model.reserve_state_slots(lim_.max_seqs);
     for (uint32_t i = lim_.max_seqs; i-- > 0;) free_state_slots_.push_back(static_cast<int32_t>(i));
   }
+  if (lim_.overlap) worker_ = std::make_unique<StepWorker>();
+}
+
+Engine::~Engine() {
+  if (worker_) worker_->wait();  // the batch computing writes into the cache and state slots
 }
 
 uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
@@ -55,6 +69,7 @@ uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
       throw std::invalid_argument("prompt token id " + std::to_string(t) + " outside the vocab");
   auto r = std::make_unique<Request>();
   r->id = next_id_++;
+  if (triage) triage(spec, r->id);  // after the checks: a refused request is never routed
   r->arrival_ns = arrival_ns ? arrival_ns : now_ns();
   r->sampler = text::Sampler(spec.sampling);
   r->spec = std::move(spec);
@@ -63,27 +78,6 @@ uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
   waiting_.push_back(raw);
   return raw->id;
 }
-
-namespace {
-
-sy_sched_request view_of(const Request& r) {
-  sy_sched_request v{};
-  v.struct_size = sizeof(v);
-  v.state = r.running ? SY_REQ_RUNNING : SY_REQ_WAITING;
-  v.id = r.id;
-  v.arrival_ns = r.arrival_ns;
-  v.priority = r.spec.priority;
-  // After a preemption the generated tokens are recomputed like prompt tokens.
-  v.prompt_len = static_cast<uint32_t>(r.spec.prompt.size());
-  v.max_new_tokens = r.spec.max_new_tokens;
-  v.num_computed = r.num_computed;
-  v.num_generated = static_cast<uint32_t>(r.output.size());
-  v.num_preemptions = r.num_preemptions;
-  v.path = r.spec.path;
-  return v;
-}
-
-}  // namespace
 
 void Engine::update_hashes(Request& r) const {
   const uint32_t bs = cache_.block_size();
@@ -96,7 +90,20 @@ void Engine::update_hashes(Request& r) const {
 
 // Tokens a waiting request starts from once admitted: its cached prefix as shown to the scheduler.
 uint32_t Engine::computed_if_admitted(const Request& r) const {
-  return r.running ? r.num_computed : r.view_hit_blocks * cache_.block_size();
+  return r.running ? r.planned_computed() : r.view_hit_blocks * cache_.block_size();
+}
+
+// A running request whose last token the computing step samples: it leaves when that commits,
+// so planning does not see it.
+bool Engine::finishing(const Request& r) const {
+  return r.inflight_outputs > 0 && (r.output.size() + r.inflight_outputs >= r.spec.max_new_tokens ||
+                                    r.planned_known() >= lim_.max_context);
+}
+
+// The request with this id while it is not finished, else null.
+Request* Engine::live(uint64_t id) const {
+  auto it = all_.find(id);
+  return it == all_.end() || it->second->finish != FinishReason::none ? nullptr : it->second.get();
 }
 
 void Engine::admit(Request& r, int64_t now) {
@@ -123,7 +130,8 @@ void Engine::publish_blocks(Request& r) {
   const uint32_t full = r.num_computed / cache_.block_size();
   if (full <= r.published_blocks) return;
   update_hashes(r);
-  for (uint32_t b = r.published_blocks; b < full; ++b) cache_.pool().publish(r.blocks[b], r.hashes[b]);
+  for (uint32_t b = r.published_blocks; b < full; ++b)
+    cache_.pool().publish(r.blocks[b], r.hashes[b]);
   r.published_blocks = full;
 }
 
@@ -133,36 +141,42 @@ std::string Engine::validate(const sy_sched_plan& p) const {
   std::set<uint64_t> seen, preempted;
   uint32_t freed = 0;
   for (uint32_t i = 0; i < p.n_preempt; ++i) {
-    auto it = all_.find(p.preempt[i]);
-    if (it == all_.end() || !it->second->running)
-      return "preempt " + std::to_string(i) + ": request " + std::to_string(p.preempt[i]) + " is not running";
+    const Request* r = live(p.preempt[i]);
+    if (!r || !r->running || finishing(*r))
+      return "preempt " + std::to_string(i) + ": request " + std::to_string(p.preempt[i]) +
+             " is not running";
     if (!preempted.insert(p.preempt[i]).second)
-      return "preempt " + std::to_string(i) + ": request " + std::to_string(p.preempt[i]) + " listed twice";
-    freed += static_cast<uint32_t>(it->second->blocks.size());
+      return "preempt " + std::to_string(i) + ": request " + std::to_string(p.preempt[i]) +
+             " listed twice";
+    freed += static_cast<uint32_t>(r->blocks.size());
   }
   uint64_t tokens = 0;
   uint32_t need_blocks = 0;
   size_t seqs = running_.size() - preempted.size();
+  for (const Request* r : running_) seqs -= finishing(*r) ? 1 : 0;
   for (uint32_t i = 0; i < p.n_entries; ++i) {
     const sy_sched_entry& e = p.entries[i];
     const std::string where = "entry " + std::to_string(i) + ": ";
-    auto it = all_.find(e.id);
-    if (it == all_.end() || it->second->finish != FinishReason::none)
-      return where + "unknown request id " + std::to_string(e.id);
-    if (!seen.insert(e.id).second) return where + "request " + std::to_string(e.id) + " scheduled twice";
-    if (preempted.count(e.id)) return where + "request " + std::to_string(e.id) + " is both preempted and scheduled";
-    const Request& r = *it->second;
+    const Request* found = live(e.id);
+    if (!found || finishing(*found)) return where + "unknown request id " + std::to_string(e.id);
+    if (!seen.insert(e.id).second)
+      return where + "request " + std::to_string(e.id) + " scheduled twice";
+    if (preempted.count(e.id))
+      return where + "request " + std::to_string(e.id) + " is both preempted and scheduled";
+    const Request& r = *found;
     const uint32_t computed = computed_if_admitted(r);
-    const uint32_t remaining = r.known_tokens() - computed;
+    const uint32_t remaining = r.planned_known() - computed;
     if (e.num_tokens == 0 || e.num_tokens > remaining)
-      return where + "request " + std::to_string(e.id) + " asks for " + std::to_string(e.num_tokens) +
-             " tokens, it has " + std::to_string(remaining) + " to compute";
+      return where + "request " + std::to_string(e.id) + " asks for " +
+             std::to_string(e.num_tokens) + " tokens, it has " + std::to_string(remaining) +
+             " to compute";
     tokens += e.num_tokens;
     uint32_t have = static_cast<uint32_t>(r.blocks.size());
     if (!r.running) {
       ++seqs;
       have = r.view_hit_blocks;  // shared prefix blocks it will hold
-      if (lim_.prefix_caching) need_blocks += cache_.pool().unreferenced_among(r.hashes, r.view_hit_blocks);
+      if (lim_.prefix_caching)
+        need_blocks += cache_.pool().unreferenced_among(r.hashes, r.view_hit_blocks);
     }
     const uint32_t want = cache_.blocks_for(computed + e.num_tokens);
     if (want > have) need_blocks += want - have;
@@ -171,7 +185,8 @@ std::string Engine::validate(const sy_sched_plan& p) const {
     return "plan carries " + std::to_string(tokens) + " tokens, over the budget of " +
            std::to_string(lim_.max_batch_tokens);
   if (seqs > lim_.max_seqs)
-    return "plan runs " + std::to_string(seqs) + " sequences, over max_seqs " + std::to_string(lim_.max_seqs);
+    return "plan runs " + std::to_string(seqs) + " sequences, over max_seqs " +
+           std::to_string(lim_.max_seqs);
   if (need_blocks > cache_.pool().free_count() + freed)
     return "plan needs " + std::to_string(need_blocks) + " new KV blocks, " +
            std::to_string(cache_.pool().free_count() + freed) + " are free";
@@ -185,9 +200,11 @@ void Engine::fallback_plan(sy_sched_plan& p) const {
   p.wait_ns = 0;
   uint32_t budget = lim_.max_batch_tokens;
   int64_t free_blocks = cache_.pool().free_count();
-  std::vector<const Request*> keep(running_.begin(), running_.end());
+  std::vector<const Request*> keep;
+  for (const Request* r : running_)
+    if (!finishing(*r)) keep.push_back(r);
   auto need = [&](const Request* r, uint32_t n) {
-    return int64_t(cache_.blocks_for(r->num_computed + n)) - int64_t(r->blocks.size());
+    return int64_t(cache_.blocks_for(r->planned_computed() + n)) - int64_t(r->blocks.size());
   };
   while (!keep.empty()) {
     int64_t total = 0;
@@ -198,7 +215,7 @@ void Engine::fallback_plan(sy_sched_plan& p) const {
     keep.pop_back();
   }
   for (const Request* r : keep) {
-    const uint32_t n = std::min(r->known_tokens() - r->num_computed, budget);
+    const uint32_t n = std::min(r->planned_known() - r->planned_computed(), budget);
     if (n == 0) continue;
     const int64_t nb = std::max<int64_t>(0, need(r, n));
     if (nb > free_blocks) continue;
@@ -244,6 +261,7 @@ void Engine::finish(Request& r, FinishReason why, int64_t now) {
   cache_.pool().release(r.blocks);
   release_state(r);
   r.running = false;
+  r.inflight_tokens = r.inflight_outputs = 0;  // a step still computing for it is discarded
   running_.erase(std::find(running_.begin(), running_.end(), &r));
 }
 
@@ -264,149 +282,6 @@ bool Engine::cancel(uint64_t id) {
 void Engine::forget(uint64_t id) {
   auto it = all_.find(id);
   if (it != all_.end() && it->second->finish != FinishReason::none) all_.erase(it);
-}
-
-StepStats Engine::step() {
-  StepStats st;
-  std::vector<sy_sched_request> wv, rv;
-  const uint32_t bs = cache_.block_size();
-  for (Request* r : waiting_) {
-    r->view_hit_blocks = 0;
-    if (lim_.prefix_caching) {
-      update_hashes(*r);
-      // At least one token is always computed, so its logits exist.
-      r->view_hit_blocks = cache_.pool().match(r->hashes, (r->known_tokens() - 1) / bs);
-    }
-    wv.push_back(view_of(*r));
-    wv.back().prefix_hit_len = r->view_hit_blocks * bs;
-  }
-  for (const Request* r : running_) rv.push_back(view_of(*r));
-  sy_sched_view view{};
-  view.struct_size = sizeof(view);
-  view.request_size = sizeof(sy_sched_request);
-  view.now_ns = now_ns();
-  view.waiting = wv.data();
-  view.n_waiting = static_cast<uint32_t>(wv.size());
-  view.running = rv.data();
-  view.n_running = static_cast<uint32_t>(rv.size());
-  view.kv_block_size = cache_.block_size();
-  view.kv_total_blocks = cache_.pool().total();
-  view.kv_free_blocks = cache_.pool().free_count();
-  view.max_context = lim_.max_context;
-  view.max_batch_tokens = lim_.max_batch_tokens;
-  view.max_seqs = lim_.max_seqs;
-  view.estimate_step_ns = &CostModel::estimate_cb;
-  view.cost_ctx = &cost_;
-  view.kv_cached_free_blocks = cache_.pool().cached_free_count();
-  view.prefix_caching = lim_.prefix_caching ? 1 : 0;
-  view.state_slots_total = model_.info().state_bytes_per_seq > 0 ? lim_.max_seqs : 0;
-  view.state_slots_free = static_cast<uint32_t>(free_state_slots_.size());
-
-  entries_.assign(waiting_.size() + running_.size() + 1, sy_sched_entry{});
-  preempt_.assign(running_.size() + 1, 0);
-  sy_sched_plan plan{};
-  plan.struct_size = sizeof(plan);
-  plan.entries_capacity = static_cast<uint32_t>(entries_.size());
-  plan.entries = entries_.data();
-  plan.preempt_capacity = static_cast<uint32_t>(preempt_.size());
-  plan.preempt = preempt_.data();
-  std::string error;
-  if (sched_.plan(view, plan, error) != SY_OK) {
-    error = "plan failed: " + error;
-  } else {
-    error = validate(plan);
-  }
-  if (!error.empty()) {
-    ++invalid_plans_;
-    st.plan_rejected = true;
-    host_counter_add("scheduler_invalid_plans", 1);
-    logger()->error("scheduler {}: {}; running the host's fallback plan for this step",
-                    sched_.name(), error);
-    fallback_plan(plan);
-  }
-
-  for (uint32_t i = 0; i < plan.n_preempt; ++i) preempt(*all_.at(plan.preempt[i]));
-  std::vector<model::SeqInput> inputs;
-  std::vector<Request*> members;
-  std::vector<std::vector<int32_t>> chunks;
-  chunks.reserve(plan.n_entries);
-  const int64_t t0 = now_ns();
-  // Admissions take their cached prefix blocks before anyone allocates, so no allocation can
-  // evict a block this step is about to share.
-  for (uint32_t i = 0; i < plan.n_entries; ++i) {
-    Request& r = *all_.at(plan.entries[i].id);
-    if (!r.running) admit(r, t0);
-  }
-  sy_step_shape shape{sizeof(sy_step_shape), 0, 0, 0, 0};
-  for (uint32_t i = 0; i < plan.n_entries; ++i) {
-    Request& r = *all_.at(plan.entries[i].id);
-    const uint32_t n = plan.entries[i].num_tokens;
-    const uint32_t want = cache_.blocks_for(r.num_computed + n);
-    if (want > r.blocks.size() && !cache_.pool().allocate(want - r.blocks.size(), r.blocks))
-      throw std::logic_error("validated plan ran out of KV blocks");
-    std::vector<int32_t> toks(n);
-    for (uint32_t j = 0; j < n; ++j) toks[j] = r.token_at(r.num_computed + j);
-    chunks.push_back(std::move(toks));
-    model::SeqInput in;
-    in.tokens = chunks.back().data();
-    in.n_tokens = n;
-    in.pos0 = r.num_computed;
-    in.blocks = &r.blocks;
-    in.want_logits = r.num_computed + n == r.known_tokens();
-    in.state_slot = r.state_slot;
-    inputs.push_back(in);
-    members.push_back(&r);
-    st.n_tokens += n;
-    if (r.num_computed + n > r.spec.prompt.size() && n == 1) ++st.n_decode;
-    else st.n_prefill_tokens += n;
-    shape.kv_ctx_tokens += r.num_computed + n;
-  }
-  peak_blocks_ = std::max(peak_blocks_, cache_.pool().total() - cache_.pool().free_count());
-  // Peak memory per triage path: the KV blocks its running requests hold plus one recurrent
-  // state each (shared prefix blocks count for every holder).
-  std::map<uint32_t, uint64_t> path_bytes;
-  for (const Request* r : running_)
-    path_bytes[r->spec.path] +=
-        r->blocks.size() * cache_.bytes_per_block() + model_.info().state_bytes_per_seq;
-  for (const auto& [path, bytes] : path_bytes)
-    peak_path_bytes_[path] = std::max(peak_path_bytes_[path], bytes);
-  shape.n_prefill_tokens = st.n_prefill_tokens;
-  shape.n_decode_seqs = st.n_decode;
-  st.n_seqs = static_cast<uint32_t>(inputs.size());
-  if (inputs.empty()) {
-    st.wait_ns = plan.wait_ns;
-    return st;
-  }
-  const std::vector<float> logits = model_.forward(inputs, cache_);
-  const int64_t now = now_ns();
-  cost_.observe(shape, now - t0);
-  const uint32_t V = model_.info().n_vocab;
-  size_t row = 0;
-  for (size_t i = 0; i < members.size(); ++i) {
-    Request& r = *members[i];
-    r.num_computed += inputs[i].n_tokens;
-    publish_blocks(r);
-    if (!inputs[i].want_logits) continue;
-    const int32_t tok = r.sampler.sample(logits.data() + row++ * V, static_cast<int32_t>(V));
-    r.output.push_back(tok);
-    r.token_ns.push_back(now);
-    if (on_token) on_token(r, tok);
-    if (r.spec.stop_at_eos && tok == lim_.eos) finish(r, FinishReason::stop, now);
-    else if (r.output.size() >= r.spec.max_new_tokens) finish(r, FinishReason::length, now);
-    else if (r.known_tokens() >= lim_.max_context) finish(r, FinishReason::context, now);
-  }
-  return st;
-}
-
-void Engine::run_until_idle() {
-  while (!idle()) {
-    const StepStats st = step();
-    if (st.n_seqs == 0) {
-      // Offline: every request is already queued, so waiting only lets the window expire.
-      const int64_t wait = std::clamp<int64_t>(st.wait_ns, 0, 50'000'000);
-      std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
-    }
-  }
 }
 
 }  // namespace sy::engine

@@ -1,7 +1,11 @@
-// The engine loop: each step asks the scheduler plugin for a plan, checks it, executes it on the
-// model (allocating KV blocks, preempting), samples, and retires finished requests.
+// The engine loop: each step asks the scheduler plugin for a plan, checks it, applies it
+// (preempting, admitting, allocating KV blocks), executes it on the model, samples, and retires
+// finished requests. With `overlap`, step N+1 is planned and prepared while step N computes on a
+// worker thread; the plan sees step N's results optimistically (every decode one token longer)
+// and loses only the entries of requests that step N finished by an end-of-sequence token.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -10,6 +14,7 @@
 
 #include "engine/cost_model.h"
 #include "engine/request.h"
+#include "engine/step_worker.h"
 #include "host/scheduler.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
@@ -22,6 +27,7 @@ struct EngineLimits {
   uint32_t max_context = 0;  // 0: model's
   int32_t eos = -1;
   bool prefix_caching = false;  // share full KV blocks of equal prefixes across requests
+  bool overlap = false;         // plan and prepare step N+1 while step N computes
 };
 
 struct StepStats {
@@ -36,10 +42,13 @@ struct StepStats {
 class Engine {
  public:
   Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler, EngineLimits limits);
+  ~Engine();  // waits for a step still computing
 
   // Queues a request; throws std::invalid_argument when it can never run (empty prompt, prompt +
   // max_new_tokens over the context).
   uint64_t submit(RequestSpec spec, int64_t arrival_ns = 0);
+  // Runs one step to its end and returns what it computed; with overlap the next step may be
+  // computing when it returns (its requests show as running).
   StepStats step();
   // Ends a request early: a waiting one leaves the queue, a running one finishes as aborted and
   // frees its KV blocks and state. False when the id is unknown or already finished.
@@ -49,7 +58,7 @@ class Engine {
   // Steps until no request is left, sleeping through the scheduler's wait windows.
   void run_until_idle();
 
-  bool idle() const { return waiting_.empty() && running_.empty(); }
+  bool idle() const { return waiting_.empty() && running_.empty() && !inflight_; }
   size_t n_waiting() const { return waiting_.size(); }
   size_t n_running() const { return running_.size(); }
   const Request& request(uint64_t id) const { return *all_.at(id); }
@@ -68,8 +77,45 @@ class Engine {
                : 0;
   }
   std::function<void(const Request&, int32_t token)> on_token;  // called as tokens are sampled
+  // Tags each accepted request with its triage path (spec.path, spec.n_expert_used) before it
+  // queues, given its id; unset, every request takes the full path.
+  std::function<void(RequestSpec&, uint64_t id)> triage;
 
  private:
+  // One forward pass: who takes part and, once launched, the inputs it owns (token chunks and
+  // block-table copies, so the host may grow block tables while it computes).
+  struct Batch {
+    struct Member {
+      uint64_t id;
+      uint32_t pos0, n_tokens;
+    };
+    std::vector<Member> members;
+    bool plan_rejected = false;
+    std::vector<std::vector<int32_t>> tokens, tables;
+    std::vector<model::SeqInput> inputs;
+    sy_step_shape shape{};
+    StepStats stats;
+    std::vector<float> logits;
+    int64_t exec_ns = 0;
+    std::exception_ptr error;
+  };
+  // A scheduler decision copied out of the plan buffers, and the batch applying it builds.
+  struct PlannedStep {
+    std::vector<sy_sched_entry> entries;
+    std::vector<uint64_t> preempt;
+    int64_t wait_ns = 0;
+    bool rejected = false;
+    Batch batch;
+  };
+
+  PlannedStep plan_step();
+  bool can_apply_now(const PlannedStep& p) const;
+  void apply(PlannedStep& p);
+  void launch(Batch& b);
+  void execute(Batch& b) noexcept;
+  StepStats commit(Batch& b);
+  bool finishing(const Request& r) const;
+  Request* live(uint64_t id) const;
   std::string validate(const sy_sched_plan& plan) const;
   void fallback_plan(sy_sched_plan& plan) const;
   void preempt(Request& r);
@@ -95,6 +141,8 @@ class Engine {
   CostModel cost_;
   uint32_t peak_blocks_ = 0;
   std::map<uint32_t, uint64_t> peak_path_bytes_;
+  std::unique_ptr<Batch> inflight_;  // overlap: the step computing on the worker
+  std::unique_ptr<StepWorker> worker_;
 };
 
 }  // namespace sy::engine

@@ -16,8 +16,9 @@ struct RequestSpec {
   text::SamplingParams sampling;
   int32_t priority = 0;
   bool stop_at_eos = true;
-  uint32_t path = 0;  // triage tag (0 = full)
-  bool simple_hint = false;  // client's hint that the request is simple (triage router input)
+  uint32_t path = 0;           // triage tag (0 = full)
+  bool simple_hint = false;    // client's hint that the request is simple (triage router input)
+  uint32_t n_expert_used = 0;  // MoE experts per token on its path (0: the model's default)
 };
 
 enum class FinishReason { none, stop, length, context, aborted };
@@ -30,6 +31,10 @@ struct Request {
   // Progress
   std::vector<int32_t> output;
   uint32_t num_computed = 0;  // tokens of prompt+output whose keys are cached
+  // The step now computing (overlapped engines plan the next one meanwhile): tokens it computes
+  // for this request, and 1 when it samples the request's next token.
+  uint32_t inflight_tokens = 0;
+  uint32_t inflight_outputs = 0;
   std::vector<int32_t> blocks;
   int32_t state_slot = -1;  // recurrent state, held while running
   // Prefix caching: hash chain over the full blocks of prompt + output, how many of this
@@ -47,7 +52,12 @@ struct Request {
   int64_t finish_ns = 0;
   text::Sampler sampler{text::SamplingParams{}};
 
-  uint32_t known_tokens() const { return static_cast<uint32_t>(spec.prompt.size() + output.size()); }
+  uint32_t known_tokens() const {
+    return static_cast<uint32_t>(spec.prompt.size() + output.size());
+  }
+  // The same counts as they will be once the step now computing commits: what planning sees.
+  uint32_t planned_computed() const { return num_computed + inflight_tokens; }
+  uint32_t planned_known() const { return known_tokens() + inflight_outputs; }
   int32_t token_at(uint32_t i) const {
     return i < spec.prompt.size() ? spec.prompt[i] : output[i - spec.prompt.size()];
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/triage_hook.h"
 #include "host/log.h"
 #include "host/process_scheduler.h"
 #include "model/generator.h"
@@ -12,6 +13,7 @@ Variant::~Variant() {
   // Tear down in dependency order: engine, scheduler, cache and model before the backend, and
   // plugins last.
   engine.reset();
+  router.reset();
   scheduler.reset();
   cache.reset();
   model.reset();
@@ -55,39 +57,54 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   // An isolated scheduler is loaded by its child process only: this process never maps it.
   const bool isolated = config.scheduler.isolation == Isolation::process;
   std::filesystem::path isolated_path;
-  if (isolated) isolated_path = host.locate(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
-  else v->scheduler_plugin = host.load(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
+  if (isolated)
+    isolated_path = host.locate(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
+  else
+    v->scheduler_plugin = host.load(SY_PLUGIN_SCHEDULER, config.scheduler.plugin);
+  // The router is built with force_full too, so a bad [triage] fails at load, not on flipping
+  // the switch back.
+  if (!config.triage.plugin.empty()) {
+    v->router_plugin = host.load(SY_PLUGIN_ROUTER, config.triage.plugin);
+    v->router = std::make_unique<TriageRouter>(v->router_plugin, config.triage.params);
+  }
   v->backend = std::make_unique<Backend>(v->backend_plugin, config.backend.params);
   if (!v->backend->device().available) use_fallback_backend(*v, host);
   ensure_model_file(config.model);
   v->file = gguf::File::open(config.model.path);
   v->model = model::load_model(*v->file, *v->backend);
+  check_light_experts(config.triage, v->model->info(), config.model.path);
   try {
     v->tokenizer = text::Tokenizer::from_gguf(*v->file);
   } catch (const std::exception& e) {
     logger()->warn("{}: no text tokenizer ({}); token ids only", config.model.path, e.what());
   }
   const auto& mi = v->model->info();
-  const uint32_t ctx = config.engine.max_context ? std::min(config.engine.max_context, mi.n_ctx) : mi.n_ctx;
+  const uint32_t ctx =
+      config.engine.max_context ? std::min(config.engine.max_context, mi.n_ctx) : mi.n_ctx;
   const uint32_t bs = config.engine.kv_block_size;
   uint32_t blocks = config.engine.kv_blocks;
   if (blocks == 0) {
     // Enough for max_seqs full contexts, capped at 1 GiB of cache but never below one context.
-    const uint64_t per_block = std::max<uint64_t>(1, uint64_t(bs) * mi.kv_row_width * 4 * 2 * mi.n_attn_layers);
+    const uint64_t per_block =
+        std::max<uint64_t>(1, uint64_t(bs) * mi.kv_row_width * 4 * 2 * mi.n_attn_layers);
     const uint64_t per_ctx = (ctx + bs - 1) / bs;
     blocks = static_cast<uint32_t>(std::max<uint64_t>(
         per_ctx, std::min<uint64_t>(per_ctx * config.engine.max_seqs, (1ull << 30) / per_block)));
   }
-  v->cache = std::make_unique<model::KvCache>(*v->backend, mi.n_attn_layers, mi.kv_row_width, bs, blocks);
-  v->scheduler = isolated ? make_process_scheduler(isolated_path, config.scheduler.params)
-                          : std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);
+  v->cache =
+      std::make_unique<model::KvCache>(*v->backend, mi.n_attn_layers, mi.kv_row_width, bs, blocks);
+  v->scheduler = isolated
+                     ? make_process_scheduler(isolated_path, config.scheduler.params)
+                     : std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);
   EngineLimits lim;
   lim.max_seqs = config.engine.max_seqs;
   lim.max_batch_tokens = config.engine.max_batch_tokens;
   lim.max_context = ctx;
   lim.eos = v->tokenizer ? v->tokenizer->vocab().eos : -1;
   lim.prefix_caching = config.engine.prefix_caching;
+  lim.overlap = config.engine.overlap;
   v->engine = std::make_unique<Engine>(*v->model, *v->cache, *v->scheduler, lim);
+  if (config.triage.enabled) v->engine->triage = make_triage_hook(v->router.get(), config.triage);
   return v;
 }
 

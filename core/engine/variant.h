@@ -9,6 +9,7 @@
 #include "host/backend.h"
 #include "host/plugin_host.h"
 #include "host/scheduler.h"
+#include "host/triage_router.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "text/tokenizer.h"
@@ -24,6 +25,8 @@ struct Variant {
   std::unique_ptr<model::Model> model;
   std::unique_ptr<model::KvCache> cache;
   std::unique_ptr<Scheduler> scheduler;
+  std::shared_ptr<Plugin> router_plugin;       // [triage] plugin; null without one
+  std::unique_ptr<TriageRouter> router;        // built even with force_full (never called then)
   std::unique_ptr<text::Tokenizer> tokenizer;  // null for files without a text vocab
   std::unique_ptr<Engine> engine;
 

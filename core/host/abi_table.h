@@ -44,6 +44,7 @@ Table covered_table(const void* plugin_table) {
 // so a plugin built before such an append keeps loading.
 constexpr uint32_t min_table_size(uint32_t kind, uint32_t minor) {
   if (kind == SY_PLUGIN_SCHEDULER) return offsetof(sy_scheduler_iface, plan) + sizeof(void*);
+  if (kind == SY_PLUGIN_ROUTER) return offsetof(sy_router_iface, route) + sizeof(void*);
   if (minor == 0) return SY_BACKEND_IFACE_SIZE_1_0;
   return offsetof(sy_backend_iface, estimate_step_ns) + sizeof(void*);
 }

@@ -16,6 +16,7 @@ const char* plugin_kind_name(uint32_t kind) {
   switch (kind) {
     case SY_PLUGIN_BACKEND: return "backend";
     case SY_PLUGIN_SCHEDULER: return "scheduler";
+    case SY_PLUGIN_ROUTER: return "router";
     default: return "unknown";
   }
 }
@@ -34,6 +35,9 @@ const sy_backend_iface* Plugin::backend_iface() const {
 }
 const sy_scheduler_iface* Plugin::scheduler_iface() const {
   return info_.kind == SY_PLUGIN_SCHEDULER ? &scheduler_table_ : nullptr;
+}
+const sy_router_iface* Plugin::router_iface() const {
+  return info_.kind == SY_PLUGIN_ROUTER ? &router_table_ : nullptr;
 }
 
 PluginHost::PluginHost(std::vector<fs::path> search_dirs) : dirs_(std::move(search_dirs)) {}
@@ -109,11 +113,15 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
     throw fail("plugin implements ABI " + version_string(v) + ", newer than the host's " +
                version_string(SY_ABI_VERSION));
   }
-  if (info.kind != SY_PLUGIN_BACKEND && info.kind != SY_PLUGIN_SCHEDULER)
+  if (info.kind != SY_PLUGIN_BACKEND && info.kind != SY_PLUGIN_SCHEDULER &&
+      info.kind != SY_PLUGIN_ROUTER)
     throw fail("unknown plugin kind " + std::to_string(info.kind));
   if (expected_kind && info.kind != expected_kind)
     throw fail(std::string("is a ") + plugin_kind_name(info.kind) + " plugin, expected a " +
                plugin_kind_name(expected_kind) + " plugin");
+  // Routers exist since 1.2: one that negotiated an older minor speaks an ABI without them.
+  if (info.kind == SY_PLUGIN_ROUTER && SY_VERSION_MINOR(v) < 2)
+    throw fail("router plugins need ABI 1.2, the plugin negotiated " + version_string(v));
   if (!info.iface) throw fail("entry returned no function table");
   const uint32_t table_size = table_struct_size(info.iface);
   const uint32_t need = min_table_size(info.kind, SY_VERSION_MINOR(v));
@@ -122,12 +130,18 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
                version_string(v) + " needs at least " + std::to_string(need));
   if (info.kind == SY_PLUGIN_SCHEDULER)
     plugin->scheduler_table_ = covered_table<sy_scheduler_iface>(info.iface);
+  else if (info.kind == SY_PLUGIN_ROUTER)
+    plugin->router_table_ = covered_table<sy_router_iface>(info.iface);
   else
     plugin->backend_table_ = covered_table<sy_backend_iface>(info.iface);
   if (info.kind == SY_PLUGIN_SCHEDULER) {
     auto* s = plugin->scheduler_iface();
     if (!s->create || !s->destroy || !s->plan || !s->last_error)
       throw fail("scheduler table lacks create, destroy, plan or last_error");
+  } else if (info.kind == SY_PLUGIN_ROUTER) {
+    auto* r = plugin->router_iface();
+    if (!r->create || !r->destroy || !r->route || !r->last_error)
+      throw fail("router table lacks create, destroy, route or last_error");
   } else {
     auto* b = plugin->backend_iface();
     if (!b->create || !b->destroy || !b->last_error || !b->buffer_alloc || !b->buffer_free)

@@ -22,7 +22,7 @@ class PluginError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-const char* plugin_kind_name(uint32_t kind);  // "backend", "scheduler"
+const char* plugin_kind_name(uint32_t kind);  // "backend", "scheduler", "router"
 std::string version_string(uint32_t packed);  // "1.0"
 
 // A loaded plugin. Keeps the library mapped while any backend or scheduler made from it lives.
@@ -39,10 +39,11 @@ class Plugin {
   uint32_t kind() const { return info_.kind; }
   uint32_t abi_version() const { return info_.abi_version; }
   uint64_t capabilities() const { return info_.capabilities; }
-  // The plugin's table for its kind (nullptr for the other kind), as a host-sized copy whose
+  // The plugin's table for its kind (nullptr for the other kinds), as a host-sized copy whose
   // members past the plugin's struct_size are NULL (abi_table.h).
   const sy_backend_iface* backend_iface() const;
   const sy_scheduler_iface* scheduler_iface() const;
+  const sy_router_iface* router_iface() const;
 
  private:
   friend class PluginHost;
@@ -51,6 +52,7 @@ class Plugin {
   sy_plugin_info info_{};
   sy_backend_iface backend_table_{};
   sy_scheduler_iface scheduler_table_{};
+  sy_router_iface router_table_{};
   std::string name_, version_, description_;
   std::filesystem::path path_;
 };

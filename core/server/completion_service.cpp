@@ -206,7 +206,6 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
       };
       const int64_t deadline = arrival + static_cast<int64_t>(timeout_s * 1e9);
       const engine::RequestSpec shadow_spec = route->shadow ? spec : engine::RequestSpec{};
-      const uint32_t path = spec.path;
       const auto t = runner.submit(std::move(spec), std::move(cb), arrival, deadline);
       if (t.status == EngineRunner::Admit::draining) continue;
       if (t.status == EngineRunner::Admit::queue_full) {
@@ -219,7 +218,7 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
         throw ApiError(400, "Invalid 'prompt': " + t.error + ".", "invalid_request_error",
                        chat ? "messages" : "prompt", "invalid_prompt");
       }
-      metrics_.routed(route->primary_name, path);
+      metrics_.routed(route->primary_name, t.path);
       if (route->shadow) {
         Callbacks scb;
         scb.on_finish = [pair](const Outcome& o) { pair->shadow_done(o); };

@@ -95,6 +95,7 @@ void EngineRunner::intake(std::vector<std::unique_ptr<Submission>>& subs) {
     Ticket t;
     try {
       t.id = v_->engine->submit(std::move(s->spec), s->arrival_ns);
+      t.path = v_->engine->request(t.id).spec.path;  // triage ran in submit
       live_[t.id] = Live{std::move(s->cb), s->deadline_ns};
     } catch (const std::exception& e) {
       t.status = Admit::invalid;
@@ -118,6 +119,7 @@ void EngineRunner::end(uint64_t id, bool timed_out) {
   o.tokens = r.output;
   o.prompt_tokens = static_cast<uint32_t>(r.spec.prompt.size());
   o.num_preemptions = r.num_preemptions;
+  o.path = r.spec.path;
   o.arrival_ns = r.arrival_ns;
   o.first_scheduled_ns = r.first_scheduled_ns;
   o.finish_ns = r.finish_ns;

@@ -26,6 +26,7 @@ struct Outcome {
   std::vector<int32_t> tokens;
   uint32_t prompt_tokens = 0;
   uint32_t num_preemptions = 0;
+  uint32_t path = 0;  // the triage path it ran on (0: full)
   int64_t arrival_ns = 0, first_scheduled_ns = 0, finish_ns = 0;  // 0: never scheduled
   std::vector<int64_t> token_ns;
 };
@@ -62,6 +63,7 @@ class EngineRunner {
     Admit status = Admit::ok;
     uint64_t id = 0;    // the engine's request id (valid when ok)
     std::string error;  // why, when not ok
+    uint32_t path = 0;  // the triage path the engine gave it (valid when ok)
   };
 
   // Takes the built variant and starts the engine thread. `max_queue` bounds the requests

@@ -141,10 +141,15 @@ std::string fingerprint(const Config& c) {
   choice("scheduler", c.scheduler);
   const auto& e = c.engine;
   os << "engine=" << e.kv_block_size << ',' << e.kv_blocks << ',' << e.max_seqs << ','
-     << e.max_batch_tokens << ',' << e.max_context << ',' << e.prefix_caching << '\n';
+     << e.max_batch_tokens << ',' << e.max_context << ',' << e.prefix_caching << ',' << e.overlap
+     << '\n';
   const auto& s = c.sampling;
   os << "sampling=" << s.temperature << ',' << s.top_k << ',' << s.top_p << ',' << s.seed << ','
      << s.max_tokens << '\n';
+  const auto& t = c.triage;
+  os << "triage=" << t.enabled << ',' << t.plugin << ',' << t.force_full << ',' << t.light_experts;
+  for (const auto& [key, val] : t.params) os << ';' << key << '=' << val;
+  os << '\n';
   for (const auto& d : c.plugin_dirs) os << "dir=" << d.string() << '\n';
   return os.str();
 }

@@ -82,6 +82,10 @@ ServeMetrics::ServeMetrics(std::string model_name, uint32_t max_context_hint)
   r.define_counter(
       P + "shadow_tokens_agreed",
       "Token positions where shadow and primary agree (shadow agreement = agreed / compared).");
+  r.define_counter(P + "triage_shadowed_light",
+                   "Light-path requests whose shadow ran on the full path.");
+  r.define_counter(P + "triage_misroutes",
+                   "Light-path requests whose tokens differ from their full-path shadow's.");
   r.define_histogram(P + "shadow_first_divergence_position",
                      "Output position of the first token where shadow and primary differ.",
                      kDivergence);
@@ -194,6 +198,8 @@ void ServeMetrics::shadow_compared(const std::string& primary, const std::string
   if (r.first_divergence >= 0)
     reg_.observe(P + "shadow_first_divergence_position", l, r.first_divergence);
   reg_.observe(P + "shadow_latency_difference_seconds", l, r.latency_diff_s);
+  if (r.light_vs_full) reg_.inc(P + "triage_shadowed_light", l);
+  if (r.misroute) reg_.inc(P + "triage_misroutes", l);
 }
 
 std::string ServeMetrics::render(const std::vector<RunnerSnapshot>& live,

@@ -18,6 +18,8 @@ ShadowResult compare_outputs(const Outcome& p, const Outcome& s) {
   if (r.first_divergence < 0 && p.tokens.size() != s.tokens.size())
     r.first_divergence = static_cast<int64_t>(common);
   r.exact = r.first_divergence < 0;
+  r.light_vs_full = p.path == 1 && s.path == 0;
+  r.misroute = r.light_vs_full && !r.exact;
   r.latency_diff_s = ((s.finish_ns - s.arrival_ns) - (p.finish_ns - p.arrival_ns)) / 1e9;
   return r;
 }

@@ -18,6 +18,11 @@ struct ShadowResult {
   uint32_t agreed = 0;            // positions where both produced the same token
   int64_t first_divergence = -1;  // first position that differs (-1: none)
   double latency_diff_s = 0;      // shadow e2e latency minus the primary's
+  // Triage: the primary ran light and the shadow full (a shadow variant with [triage]
+  // force_full = true), so the comparison checks the router's choice; a misroute is a light
+  // answer that differs from the full one.
+  bool light_vs_full = false;
+  bool misroute = false;
 };
 
 ShadowResult compare_outputs(const Outcome& primary, const Outcome& shadow);

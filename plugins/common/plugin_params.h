@@ -1,4 +1,4 @@
-// Parsing of sy_param text values for in-tree scheduler plugins (header only, C ABI types only
+// Parsing of sy_param text values for in-tree plugins (header only, C ABI types only
 // cross the boundary). Each setter returns false with a message naming the key and the value.
 #pragma once
 
@@ -37,6 +37,23 @@ inline bool parse_bool(const char* text, bool& out) {
 
 inline std::string bad_value(const char* plugin, const sy_param& p) {
   return std::string(plugin) + ": bad value '" + (p.value ? p.value : "") + "' for " + p.key;
+}
+
+// A plugin's parameter names, in one list that serves both the known-key check and the
+// message refusing an unknown key.
+template <size_t N>
+bool is_known(const char* const (&names)[N], const char* key) {
+  for (const char* n : names)
+    if (key && !std::strcmp(key, n)) return true;
+  return false;
+}
+
+template <size_t N>
+std::string unknown_param(const char* plugin, const char* key, const char* const (&names)[N]) {
+  std::string known;
+  for (const char* n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+  return std::string(plugin) + ": unknown parameter '" + (key ? key : "") + "' (known: " + known +
+         ")";
 }
 
 }  // namespace sy::plugin

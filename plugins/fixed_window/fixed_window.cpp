@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin_entry.h"
 #include "plugin_params.h"
 #include "switchyard/abi/plugin.h"
 
@@ -111,15 +112,7 @@ const sy_scheduler_iface kIface = {sizeof(sy_scheduler_iface), 0, create, destro
 extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const sy_host_api* host,
                                                sy_plugin_info* info) {
   (void)host;
-  if (SY_VERSION_MAJOR(host_abi_version) != SY_ABI_VERSION_MAJOR) {
-    if (info && info->error_buf)
-      std::snprintf(info->error_buf, info->error_buf_size,
-                    "fixed_window implements ABI major %u, host offers %u", SY_ABI_VERSION_MAJOR,
-                    SY_VERSION_MAJOR(host_abi_version));
-    return SY_ERR_VERSION;
-  }
-  const uint32_t minor = std::min<uint32_t>(SY_VERSION_MINOR(host_abi_version), SY_ABI_VERSION_MINOR);
-  info->abi_version = SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, minor);
+  if (const sy_status st = sy::plugin::negotiate(host_abi_version, info, "fixed_window")) return st;
   info->kind = SY_PLUGIN_SCHEDULER;
   info->name = "fixed_window";
   info->version = "0.1.0";

@@ -12,6 +12,7 @@
 
 #include "switchyard/abi/backend.h"
 #include "switchyard/abi/host.h"
+#include "switchyard/abi/router.h"
 #include "switchyard/abi/scheduler.h"
 #include "switchyard/abi/types.h"
 
@@ -24,6 +25,7 @@ extern "C" {
 typedef enum sy_plugin_kind {
   SY_PLUGIN_BACKEND = 1,   /* iface is a const sy_backend_iface* */
   SY_PLUGIN_SCHEDULER = 2, /* iface is a const sy_scheduler_iface* */
+  SY_PLUGIN_ROUTER = 3,    /* since 1.2: iface is a const sy_router_iface* */
   SY_PLUGIN_KIND_FORCE_32BIT = 0x7fffffff
 } sy_plugin_kind;
 

@@ -1,0 +1,291 @@
+// One engine step in four phases: plan (scheduler view and decision), apply (preemptions,
+// admissions, KV blocks), launch/execute (the forward pass, on the worker with overlap) and
+// commit (sample, publish prefix blocks, retire). With overlap, step() plans and applies step
+// N+1 while step N executes, then commits N and launches N+1.
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+#include "engine/engine.h"
+#include "host/host_api.h"
+#include "host/log.h"
+
+namespace sy::engine {
+
+namespace {
+
+// The scheduler's picture of a request as it will be once the computing step commits.
+sy_sched_request view_of(const Request& r) {
+  sy_sched_request v{};
+  v.struct_size = sizeof(v);
+  v.state = r.running ? SY_REQ_RUNNING : SY_REQ_WAITING;
+  v.id = r.id;
+  v.arrival_ns = r.arrival_ns;
+  v.priority = r.spec.priority;
+  // After a preemption the generated tokens are recomputed like prompt tokens.
+  v.prompt_len = static_cast<uint32_t>(r.spec.prompt.size());
+  v.max_new_tokens = r.spec.max_new_tokens;
+  v.num_computed = r.planned_computed();
+  v.num_generated = static_cast<uint32_t>(r.output.size()) + r.inflight_outputs;
+  v.num_preemptions = r.num_preemptions;
+  v.path = r.spec.path;
+  return v;
+}
+
+}  // namespace
+
+Engine::PlannedStep Engine::plan_step() {
+  std::vector<sy_sched_request> wv, rv;
+  const uint32_t bs = cache_.block_size();
+  for (Request* r : waiting_) {
+    r->view_hit_blocks = 0;
+    if (lim_.prefix_caching) {
+      update_hashes(*r);
+      // At least one token is always computed, so its logits exist.
+      r->view_hit_blocks = cache_.pool().match(r->hashes, (r->known_tokens() - 1) / bs);
+    }
+    wv.push_back(view_of(*r));
+    wv.back().prefix_hit_len = r->view_hit_blocks * bs;
+  }
+  for (const Request* r : running_)
+    if (!finishing(*r)) rv.push_back(view_of(*r));
+  sy_sched_view view{};
+  view.struct_size = sizeof(view);
+  view.request_size = sizeof(sy_sched_request);
+  view.now_ns = now_ns();
+  view.waiting = wv.data();
+  view.n_waiting = static_cast<uint32_t>(wv.size());
+  view.running = rv.data();
+  view.n_running = static_cast<uint32_t>(rv.size());
+  view.kv_block_size = cache_.block_size();
+  view.kv_total_blocks = cache_.pool().total();
+  view.kv_free_blocks = cache_.pool().free_count();
+  view.max_context = lim_.max_context;
+  view.max_batch_tokens = lim_.max_batch_tokens;
+  view.max_seqs = lim_.max_seqs;
+  view.estimate_step_ns = &CostModel::estimate_cb;
+  view.cost_ctx = &cost_;
+  view.kv_cached_free_blocks = cache_.pool().cached_free_count();
+  view.prefix_caching = lim_.prefix_caching ? 1 : 0;
+  view.state_slots_total = model_.info().state_bytes_per_seq > 0 ? lim_.max_seqs : 0;
+  // Slots of finishing requests come back only when their step commits.
+  view.state_slots_free = static_cast<uint32_t>(free_state_slots_.size());
+
+  entries_.assign(waiting_.size() + running_.size() + 1, sy_sched_entry{});
+  preempt_.assign(running_.size() + 1, 0);
+  sy_sched_plan plan{};
+  plan.struct_size = sizeof(plan);
+  plan.entries_capacity = static_cast<uint32_t>(entries_.size());
+  plan.entries = entries_.data();
+  plan.preempt_capacity = static_cast<uint32_t>(preempt_.size());
+  plan.preempt = preempt_.data();
+  std::string error;
+  if (sched_.plan(view, plan, error) != SY_OK) {
+    error = "plan failed: " + error;
+  } else {
+    error = validate(plan);
+  }
+  PlannedStep out;
+  if (!error.empty()) {
+    ++invalid_plans_;
+    out.rejected = true;
+    host_counter_add("scheduler_invalid_plans", 1);
+    logger()->error("scheduler {}: {}; running the host's fallback plan for this step",
+                    sched_.name(), error);
+    fallback_plan(plan);
+  }
+  out.entries.assign(plan.entries, plan.entries + plan.n_entries);
+  out.preempt.assign(plan.preempt, plan.preempt + plan.n_preempt);
+  out.wait_ns = plan.wait_ns;
+  out.batch.plan_rejected = out.rejected;
+  return out;
+}
+
+// While a step computes, a plan may change only what that step does not read: no preemption
+// (its blocks and state are in use) and no admission beyond the state slots free now (finishing
+// requests return theirs at commit).
+bool Engine::can_apply_now(const PlannedStep& p) const {
+  if (!p.preempt.empty()) return false;
+  size_t admissions = 0;
+  for (const sy_sched_entry& e : p.entries)
+    if (const Request* r = live(e.id); r && !r->running) ++admissions;
+  return running_.size() + admissions <= lim_.max_seqs;
+}
+
+void Engine::apply(PlannedStep& p) {
+  for (uint64_t id : p.preempt)
+    if (Request* r = live(id); r && r->running) preempt(*r);
+  const int64_t now = now_ns();
+  // Admissions take their cached prefix blocks before anyone allocates, so no allocation can
+  // evict a block this step is about to share.
+  for (const sy_sched_entry& e : p.entries)
+    if (Request* r = live(e.id); r && !r->running) admit(*r, now);
+  for (const sy_sched_entry& e : p.entries) {
+    Request* r = live(e.id);
+    if (!r) continue;  // finished by the step that committed since the plan was made
+    const uint32_t pos0 = r->planned_computed();
+    const uint32_t want = cache_.blocks_for(pos0 + e.num_tokens);
+    if (want > r->blocks.size() && !cache_.pool().allocate(want - r->blocks.size(), r->blocks))
+      throw std::logic_error("validated plan ran out of KV blocks");
+    p.batch.members.push_back({r->id, pos0, e.num_tokens});
+  }
+  peak_blocks_ = std::max(peak_blocks_, cache_.pool().total() - cache_.pool().free_count());
+  // Peak memory per triage path: the KV blocks its running requests hold plus one recurrent
+  // state each (shared prefix blocks count for every holder).
+  std::map<uint32_t, uint64_t> path_bytes;
+  for (const Request* r : running_)
+    path_bytes[r->spec.path] +=
+        r->blocks.size() * cache_.bytes_per_block() + model_.info().state_bytes_per_seq;
+  for (const auto& [path, bytes] : path_bytes)
+    peak_path_bytes_[path] = std::max(peak_path_bytes_[path], bytes);
+}
+
+// Freezes the batch's inputs (every token it reads is known by now) and marks its requests'
+// progress as in flight. Members finished since the plan was applied are dropped.
+void Engine::launch(Batch& b) {
+  const size_t dropped =
+      std::erase_if(b.members, [&](const Batch::Member& m) { return live(m.id) == nullptr; });
+  if (dropped) host_counter_add("overlap_dropped_entries", double(dropped));
+  b.tokens.resize(b.members.size());
+  b.tables.resize(b.members.size());
+  b.inputs.clear();
+  b.shape = sy_step_shape{sizeof(sy_step_shape), 0, 0, 0, 0};
+  StepStats& st = b.stats;
+  st = StepStats{};
+  st.plan_rejected = b.plan_rejected;
+  for (size_t i = 0; i < b.members.size(); ++i) {
+    const Batch::Member& m = b.members[i];
+    Request& r = *live(m.id);
+    b.tokens[i].resize(m.n_tokens);
+    for (uint32_t j = 0; j < m.n_tokens; ++j) b.tokens[i][j] = r.token_at(m.pos0 + j);
+    b.tables[i] = r.blocks;
+    model::SeqInput in;
+    in.tokens = b.tokens[i].data();
+    in.n_tokens = m.n_tokens;
+    in.pos0 = m.pos0;
+    in.blocks = &b.tables[i];
+    in.want_logits = m.pos0 + m.n_tokens == r.known_tokens();
+    in.state_slot = r.state_slot;
+    in.n_expert_used = static_cast<int32_t>(r.spec.n_expert_used);
+    b.inputs.push_back(in);
+    r.inflight_tokens = m.n_tokens;
+    r.inflight_outputs = in.want_logits ? 1 : 0;
+    st.n_tokens += m.n_tokens;
+    if (m.pos0 + m.n_tokens > r.spec.prompt.size() && m.n_tokens == 1)
+      ++st.n_decode;
+    else
+      st.n_prefill_tokens += m.n_tokens;
+    b.shape.kv_ctx_tokens += m.pos0 + m.n_tokens;
+  }
+  b.shape.n_prefill_tokens = st.n_prefill_tokens;
+  b.shape.n_decode_seqs = st.n_decode;
+  st.n_seqs = static_cast<uint32_t>(b.inputs.size());
+}
+
+void Engine::execute(Batch& b) noexcept {
+  const int64_t t0 = now_ns();
+  try {
+    b.logits = model_.forward(b.inputs, cache_);
+  } catch (...) {
+    b.error = std::current_exception();
+  }
+  b.exec_ns = now_ns() - t0;
+}
+
+StepStats Engine::commit(Batch& b) {
+  if (b.error) {
+    // Nothing of a failed pass counts: its requests stay where they were.
+    for (const Batch::Member& m : b.members)
+      if (Request* r = live(m.id)) r->inflight_tokens = r->inflight_outputs = 0;
+    std::rethrow_exception(b.error);
+  }
+  cost_.observe(b.shape, b.exec_ns);
+  const int64_t now = now_ns();
+  const uint32_t V = model_.info().n_vocab;
+  size_t row = 0;
+  for (size_t i = 0; i < b.members.size(); ++i) {
+    const model::SeqInput& in = b.inputs[i];
+    const float* logits = in.want_logits ? b.logits.data() + row++ * V : nullptr;
+    Request* found = live(b.members[i].id);
+    if (!found) continue;  // cancelled while it computed
+    Request& r = *found;
+    r.inflight_tokens = r.inflight_outputs = 0;
+    r.num_computed += in.n_tokens;
+    publish_blocks(r);
+    if (!logits) continue;
+    const int32_t tok = r.sampler.sample(logits, static_cast<int32_t>(V));
+    r.output.push_back(tok);
+    r.token_ns.push_back(now);
+    if (on_token) on_token(r, tok);
+    if (r.spec.stop_at_eos && tok == lim_.eos)
+      finish(r, FinishReason::stop, now);
+    else if (r.output.size() >= r.spec.max_new_tokens)
+      finish(r, FinishReason::length, now);
+    else if (r.known_tokens() >= lim_.max_context)
+      finish(r, FinishReason::context, now);
+  }
+  return b.stats;
+}
+
+StepStats Engine::step() {
+  if (!lim_.overlap || !inflight_) {
+    PlannedStep p = plan_step();
+    apply(p);
+    launch(p.batch);
+    if (p.batch.inputs.empty()) {
+      StepStats st = p.batch.stats;
+      st.wait_ns = p.wait_ns;
+      return st;
+    }
+    if (!lim_.overlap) {
+      execute(p.batch);
+      return commit(p.batch);
+    }
+    inflight_ = std::make_unique<Batch>(std::move(p.batch));
+    Batch* b = inflight_.get();
+    worker_->start([this, b] { execute(*b); });
+  }
+  // Step N computes on the worker: plan N+1 on the optimistic view and, where nothing of N is
+  // touched, apply it too.
+  const int64_t t_plan = now_ns();
+  PlannedStep next = plan_step();
+  const bool early = can_apply_now(next);
+  if (early) apply(next);
+  const int64_t t_wait = now_ns();
+  host_counter_add("overlap_hidden_host_ns", double(t_wait - t_plan));
+  worker_->wait();
+  host_counter_add("overlap_wait_ns", double(now_ns() - t_wait));
+  std::unique_ptr<Batch> done = std::move(inflight_);
+  StepStats st;
+  try {
+    st = commit(*done);
+  } catch (...) {
+    for (const Batch::Member& m : next.batch.members)
+      if (Request* r = live(m.id)) r->inflight_tokens = r->inflight_outputs = 0;
+    throw;
+  }
+  if (!early) {
+    host_counter_add("overlap_deferred_plans", 1);
+    apply(next);
+  }
+  launch(next.batch);  // drops the entries of requests step N finished
+  if (!next.batch.inputs.empty()) {
+    inflight_ = std::make_unique<Batch>(std::move(next.batch));
+    Batch* b = inflight_.get();
+    worker_->start([this, b] { execute(*b); });
+  }
+  return st;
+}
+
+void Engine::run_until_idle() {
+  while (!idle()) {
+    const StepStats st = step();
+    if (st.n_seqs == 0) {
+      // Offline: every request is already queued, so waiting only lets the window expire.
+      const int64_t wait = std::clamp<int64_t>(st.wait_ns, 0, 50'000'000);
+      std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+    }
+  }
+}
+
+}  // namespace sy::engine
