@@ -134,6 +134,31 @@ TEST(PluginHost, KeepsRunningOnWhatItHadAfterRefusals) {
   EXPECT_TRUE(backend.missing_ops().empty());
 }
 
+// dlopen maps a library once per process: every host shares the one live Plugin, so the entry
+// runs once and letting go of one user cannot shut the plugin down under another.
+TEST(PluginHost, ALoadedLibraryIsOnePluginAcrossHosts) {
+  PluginHost a({kPlugins}), b({kPlugins});
+  auto first = a.load(SY_PLUGIN_SCHEDULER, "fixed_window");
+  auto second = b.load(SY_PLUGIN_SCHEDULER, "fixed_window");
+  EXPECT_EQ(first.get(), second.get());
+  const fs::path p = kPlugins / "switchyard_scheduler_fixed_window.so";
+  try {
+    b.load_file(p, SY_PLUGIN_BACKEND);  // the shared Plugin is still checked for its kind
+    FAIL() << "loaded a scheduler as a backend";
+  } catch (const PluginError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "plugin " + p.string() + ": is a scheduler plugin, expected a backend plugin");
+  }
+  first.reset();  // the other user's plugin keeps working
+  {
+    sy::Scheduler still(second, {});
+    expect_scheduler_works(still);
+  }
+  second.reset();  // the last user: unloaded; the next load makes a new handshake
+  sy::Scheduler again(a.load(SY_PLUGIN_SCHEDULER, "fixed_window"), {});
+  expect_scheduler_works(again);
+}
+
 TEST(PluginHost, ScanReportsEveryCandidateWithItsReason) {
   PluginHost host({kBad});
   const auto reports = host.scan();

@@ -175,6 +175,11 @@ TEST(OpenAiRequest, ReadsTheFieldsItSupports) {
   EXPECT_EQ(*r.top_k, 0);
   EXPECT_EQ(*r.seed, 3u);
   EXPECT_TRUE(r.stream && r.include_usage && r.ignore_eos);
+  EXPECT_FALSE(r.priority);
+  EXPECT_FALSE(r.simple_hint);
+  const auto ext = parse_completion_request(R"({"prompt":"hi","priority":-3,"simple_hint":true})", false);
+  EXPECT_EQ(*ext.priority, -3);
+  EXPECT_TRUE(ext.simple_hint);
   EXPECT_EQ(*parse_completion_request(R"({"prompt":[[3,4,5]]})", false).prompt_ids,
             (std::vector<int32_t>{3, 4, 5}));
   const auto c = parse_completion_request(
@@ -187,6 +192,9 @@ TEST(OpenAiRequest, ReadsTheFieldsItSupports) {
 }
 
 TEST(OpenAiRequest, RefusalsHaveOpenAiErrorBodies) {
+  EXPECT_EQ(
+      body_of(R"({"prompt": "x", "simple_hint": 1})"),
+      R"(400 {"error":{"code":"invalid_type","message":"Invalid type for 'simple_hint': expected a boolean, but got an integer instead.","param":"simple_hint","type":"invalid_request_error"}})");
   EXPECT_EQ(
       body_of(R"({"prompt": "x", "max_tokens": "5"})"),
       R"(400 {"error":{"code":"invalid_type","message":"Invalid type for 'max_tokens': expected an integer, but got a string instead.","param":"max_tokens","type":"invalid_request_error"}})");

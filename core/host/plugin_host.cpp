@@ -3,6 +3,8 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "host/abi_table.h"
@@ -14,10 +16,14 @@ namespace fs = std::filesystem;
 
 const char* plugin_kind_name(uint32_t kind) {
   switch (kind) {
-    case SY_PLUGIN_BACKEND: return "backend";
-    case SY_PLUGIN_SCHEDULER: return "scheduler";
-    case SY_PLUGIN_ROUTER: return "router";
-    default: return "unknown";
+    case SY_PLUGIN_BACKEND:
+      return "backend";
+    case SY_PLUGIN_SCHEDULER:
+      return "scheduler";
+    case SY_PLUGIN_ROUTER:
+      return "router";
+    default:
+      return "unknown";
   }
 }
 
@@ -25,9 +31,30 @@ std::string version_string(uint32_t packed) {
   return std::to_string(SY_VERSION_MAJOR(packed)) + "." + std::to_string(SY_VERSION_MINOR(packed));
 }
 
+namespace {
+
+// dlopen maps a library once per process, so the plugin's entry and shutdown must run once per
+// mapping too: a load of a file that is already loaded shares the live Plugin. Several Variants
+// (each with its own PluginHost) on one backend then share one handshake, and unloading one of
+// them cannot shut the plugin down under the others. Never destroyed: Plugins may outlive statics.
+struct LoadedPlugins {
+  // Held across a whole load and a whole unload; recursive because a refused load destroys its
+  // half-made Plugin while holding it.
+  std::recursive_mutex mu;
+  std::map<fs::path, std::weak_ptr<Plugin>> by_path;
+};
+LoadedPlugins& loaded_plugins() {
+  static LoadedPlugins* registry = new LoadedPlugins;
+  return *registry;
+}
+
+}  // namespace
+
 Plugin::~Plugin() {
+  std::lock_guard<std::recursive_mutex> lock(loaded_plugins().mu);
   // The plugin joins its threads in shutdown; only then may its code be unmapped.
   if (info_.shutdown) info_.shutdown();
+  lib_.reset();
 }
 
 const sy_backend_iface* Plugin::backend_iface() const {
@@ -59,7 +86,9 @@ std::vector<fs::path> PluginHost::default_dirs() {
 
 namespace {
 
-std::string cstr(const char* s) { return s ? s : ""; }
+std::string cstr(const char* s) {
+  return s ? s : "";
+}
 
 }  // namespace
 
@@ -68,6 +97,19 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
     return PluginError("plugin " + path.string() + ": " + why);
   };
   if (!fs::exists(path)) throw fail("no such file");
+  std::error_code ec;
+  fs::path key = fs::weakly_canonical(path, ec);
+  if (ec) key = fs::absolute(path);
+  LoadedPlugins& registry = loaded_plugins();
+  std::lock_guard<std::recursive_mutex> lock(registry.mu);
+  if (auto it = registry.by_path.find(key); it != registry.by_path.end()) {
+    if (std::shared_ptr<Plugin> live = it->second.lock()) {
+      if (expected_kind && live->kind() != expected_kind)
+        throw fail(std::string("is a ") + plugin_kind_name(live->kind()) + " plugin, expected a " +
+                   plugin_kind_name(expected_kind) + " plugin");
+      return live;
+    }
+  }
 
   auto lib = std::make_unique<boost::dll::shared_library>();
   try {
@@ -77,8 +119,8 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
   }
   if (!lib->has(SY_PLUGIN_ENTRY_SYMBOL))
     throw fail("missing entry symbol '" SY_PLUGIN_ENTRY_SYMBOL "'");
-  auto entry = lib->get<sy_status(uint32_t, const sy_host_api*, sy_plugin_info*)>(
-      SY_PLUGIN_ENTRY_SYMBOL);
+  auto entry =
+      lib->get<sy_status(uint32_t, const sy_host_api*, sy_plugin_info*)>(SY_PLUGIN_ENTRY_SYMBOL);
 
   auto plugin = std::shared_ptr<Plugin>(new Plugin());
   char error_buf[1024] = {0};
@@ -154,6 +196,7 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
   plugin->lib_ = std::move(lib);
   logger()->info("loaded {} plugin '{}' {} (ABI {}) from {}", plugin_kind_name(info.kind),
                  plugin->name_, plugin->version_, version_string(v), path.string());
+  registry.by_path[key] = plugin;
   return plugin;
 }
 

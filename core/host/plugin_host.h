@@ -26,6 +26,7 @@ const char* plugin_kind_name(uint32_t kind);  // "backend", "scheduler", "router
 std::string version_string(uint32_t packed);  // "1.0"
 
 // A loaded plugin. Keeps the library mapped while any backend or scheduler made from it lives.
+// One per library file in the process: loading a loaded file again returns the same Plugin.
 class Plugin {
  public:
   ~Plugin();

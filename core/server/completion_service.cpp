@@ -146,6 +146,8 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
   spec.sampling.top_k = cr.top_k.value_or(vc.sampling.top_k);
   spec.sampling.seed = cr.seed.value_or(vc.sampling.seed);
   spec.stop_at_eos = !cr.ignore_eos;
+  spec.priority = cr.priority.value_or(0);
+  spec.simple_hint = cr.simple_hint;
   return spec;
 }
 

@@ -214,7 +214,9 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
                                                "logit_bias",
                                                "user",
                                                "ignore_eos",
-                                               "logprobs"};
+                                               "logprobs",
+                                               "priority",
+                                               "simple_hint"};
   static const std::set<std::string> completion_only = {"prompt", "echo", "best_of", "suffix"};
   static const std::set<std::string> chat_only = {
       "messages",    "max_completion_tokens", "top_logprobs",       "tools",
@@ -267,6 +269,10 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
         r.ignore_eos = v.get<bool>();
       else
         neutral_only(o, k);
+    } else if (k == "priority") {
+      r.priority = static_cast<int32_t>(get_int(o, k, -(1 << 30), 1 << 30));
+    } else if (k == "simple_hint") {
+      r.simple_hint = get_bool(o, k);
     } else if (k == "user") {
       if (!v.is_string()) bad_type(k, "a string", v);
     } else if (k == "presence_penalty" || k == "frequency_penalty") {

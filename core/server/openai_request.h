@@ -24,8 +24,10 @@ struct CompletionRequest {
   std::optional<int32_t> top_k;  // extension (vLLM): -1 or 0 = no limit
   std::optional<uint64_t> seed;
   bool stream = false;
-  bool include_usage = false;  // stream_options.include_usage
-  bool ignore_eos = false;     // extension (vLLM): generate max_tokens tokens
+  bool include_usage = false;       // stream_options.include_usage
+  bool ignore_eos = false;          // extension (vLLM): generate max_tokens tokens
+  std::optional<int32_t> priority;  // extension (vLLM): larger runs first
+  bool simple_hint = false;  // extension: the client says the request is simple (triage input)
 };
 
 // Throws ApiError.
