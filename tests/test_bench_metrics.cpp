@@ -146,6 +146,7 @@ TEST(BenchMetrics, EngineMetricsFromStepsAndCounters) {
   log.counters = {{"prefix_cache_hit_tokens", 30},
                   {"prefix_cache_query_tokens", 120},
                   {"routing_ns", 4e6},
+                  {"overlap_hidden_host_ns", 2e6},
                   {"expert_activations.0.0", 30},
                   {"expert_activations.0.1", 10},
                   {"expert_activations.1.0", 5},
@@ -170,6 +171,7 @@ TEST(BenchMetrics, EngineMetricsFromStepsAndCounters) {
   EXPECT_NEAR(e.cost_ms.mean, 6, 1e-9);
   EXPECT_NEAR(*e.prefix_cache_hit_rate, 0.25, 1e-12);
   EXPECT_NEAR(*e.routing_time_share, 0.1, 1e-12);
+  EXPECT_NEAR(*e.overlap_hidden_share, 0.05, 1e-12);
   ASSERT_TRUE(e.experts);
   EXPECT_EQ(e.experts->counts.size(), 2u);
   EXPECT_NEAR(e.experts->max_share, 0.75, 1e-12);
@@ -184,6 +186,10 @@ TEST(BenchMetrics, UnpublishedCountersStayUnset) {
   EXPECT_FALSE(e.experts);
   log.counters = {{"prefix_cache_hit_tokens", 0}, {"prefix_cache_query_tokens", 0}};
   EXPECT_FALSE(engine_metrics(log, 1000).prefix_cache_hit_rate);  // nothing looked up: no rate
+  // A variant after a triage variant sees the key with a zero delta: it did not route.
+  log.counters = {{"routing_ns", 0}, {"overlap_hidden_host_ns", 0}};
+  EXPECT_FALSE(engine_metrics(log, 1000).routing_time_share);
+  EXPECT_FALSE(engine_metrics(log, 1000).overlap_hidden_share);
 }
 
 TEST(BenchCounters, DeltaCountsNewKeysFromZero) {

@@ -54,7 +54,8 @@ TEST(Config, ParsesEverySection) {
   EXPECT_EQ(c.backend.params, (sy::Params{{"threads", "2"}}));
   EXPECT_EQ(c.scheduler.plugin, "fixed_window");
   EXPECT_EQ(c.scheduler.params,
-            (sy::Params{{"greedy", "true"}, {"max_batch", "8"}, {"wait_window_ms", "2.5"}}));  // key order
+            (sy::Params{
+                {"greedy", "true"}, {"max_batch", "8"}, {"wait_window_ms", "2.5"}}));  // key order
   EXPECT_EQ(c.engine.kv_block_size, 32u);
   EXPECT_EQ(c.engine.max_seqs, 4u);
   EXPECT_FLOAT_EQ(c.sampling.temperature, 0.7f);
@@ -68,24 +69,32 @@ TEST(Config, SyntaxErrorNamesFileLineAndColumn) {
 }
 
 TEST(Config, WrongTypeNamesTheKeyAndLine) {
-  EXPECT_EQ(error_of("[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n"
-                     "[engine]\nmax_seqs = \"many\"\n"),
-            "bad.toml:8:12: engine.max_seqs: expected an integer, got string");
-  EXPECT_EQ(error_of("[model]\npath = 3\n"), "bad.toml:2:8: model.path: expected a string, got integer");
+  EXPECT_EQ(
+      error_of("[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n"
+               "[engine]\nmax_seqs = \"many\"\n"),
+      "bad.toml:8:12: engine.max_seqs: expected an integer, got string");
+  EXPECT_EQ(error_of("[model]\npath = 3\n"),
+            "bad.toml:2:8: model.path: expected a string, got integer");
 }
 
 TEST(Config, MissingAndUnknownKeys) {
-  EXPECT_EQ(error_of("[model]\ngenerate = \"dense-tiny\"\n"), "bad.toml:1:1: model.path: required key is missing");
-  EXPECT_EQ(error_of("[model]\npath = \"m\"\n"), "bad.toml:1:1: backend: required table [backend] is missing");
-  EXPECT_EQ(error_of("[model]\npath = \"m\"\npaht = \"x\"\n"), "bad.toml:3:1: model.paht: unknown key");
-  EXPECT_EQ(error_of("[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n"
-                     "[engin]\nmax_seqs = 3\n"),
-            "bad.toml:7:2: engin: unknown key");
+  EXPECT_EQ(error_of("[model]\ngenerate = \"dense-tiny\"\n"),
+            "bad.toml:1:1: model.path: required key is missing");
+  EXPECT_EQ(error_of("[model]\npath = \"m\"\n"),
+            "bad.toml:1:1: backend: required table [backend] is missing");
+  EXPECT_EQ(error_of("[model]\npath = \"m\"\npaht = \"x\"\n"),
+            "bad.toml:3:1: model.paht: unknown key");
+  EXPECT_EQ(
+      error_of("[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n"
+               "[engin]\nmax_seqs = 3\n"),
+      "bad.toml:7:2: engin: unknown key");
 }
 
 TEST(Config, RangeAndEnumChecks) {
-  const std::string base = "[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n";
-  EXPECT_EQ(error_of(base + "[sampling]\ntop_p = 1.5\n"), "bad.toml:8:9: sampling.top_p: must be in [0, 1], got 1.5");
+  const std::string base =
+      "[model]\npath = \"m\"\n[backend]\nplugin = \"b\"\n[scheduler]\nplugin = \"s\"\n";
+  EXPECT_EQ(error_of(base + "[sampling]\ntop_p = 1.5\n"),
+            "bad.toml:8:9: sampling.top_p: must be in [0, 1], got 1.5");
   EXPECT_EQ(error_of(base + "[engine]\nkv_block_size = 0\n"),
             "bad.toml:8:17: engine.kv_block_size: must be in [1, 4096], got 0");
   EXPECT_EQ(error_of("[model]\npath = \"m\"\ndtype = \"q4\"\n"),
@@ -117,6 +126,27 @@ TEST(Config, ShapeFromToml) {
   EXPECT_EQ(s.n_layer, 3u);
   EXPECT_EQ(s.n_embd, 256u);
   EXPECT_TRUE(s.tied_output);
+  std::ofstream(path)
+      << "preset = \"hybrid-tiny\"\nn_layer = 8\nattn_layer_period = 4\nattn_layer_offset = 2\n"
+         "n_expert = 8\nn_expert_used = 2\nexpert_layer_offset = 1\nexpert_layer_period = 2\n"
+         "ssm_d_state = 8\n";
+  const auto h = sy::load_shape(path);
+  EXPECT_EQ(h.arch, "jamba");
+  EXPECT_EQ(h.n_expert, 8u);
+  EXPECT_EQ(h.ssm_d_state, 8u);
+  std::vector<bool> attn, moe;
+  for (uint32_t l = 0; l < h.n_layer; ++l)
+    attn.push_back(h.is_attention_layer(l)), moe.push_back(h.is_moe_layer(l));
+  EXPECT_EQ(attn, (std::vector<bool>{false, false, true, false, false, false, true, false}));
+  EXPECT_EQ(moe, (std::vector<bool>{false, true, false, true, false, true, false, true}));
+  std::ofstream(path) << "arch = \"gpt2\"\n";
+  try {
+    sy::load_shape(path);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ":1:8: arch: must be one of llama, mamba, jamba, got \"gpt2\"");
+  }
   std::ofstream(path) << "n_layers = 3\n";
   try {
     sy::load_shape(path);

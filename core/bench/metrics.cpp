@@ -123,7 +123,9 @@ EngineMetrics engine_metrics(const RunLog& log, uint64_t active_params) {
   const EngineCounters c = read_counters(log.counters);
   if (c.prefix_query_tokens && *c.prefix_query_tokens > 0 && c.prefix_hit_tokens)
     e.prefix_cache_hit_rate = *c.prefix_hit_tokens / *c.prefix_query_tokens;
-  if (c.routing_ns && e.busy_s > 0) e.routing_time_share = *c.routing_ns / (e.busy_s * 1e9);
+  // A key another variant created reads 0 here: only time actually spent routing is a share.
+  if (c.routing_ns && *c.routing_ns > 0 && e.busy_s > 0)
+    e.routing_time_share = *c.routing_ns / (e.busy_s * 1e9);
   if (c.overlap_hidden_ns && *c.overlap_hidden_ns > 0 && e.busy_s > 0)
     e.overlap_hidden_share = *c.overlap_hidden_ns / (e.busy_s * 1e9);
   if (!c.expert_activations.empty()) {

@@ -1,8 +1,8 @@
 #include "config/config.h"
 
+#include <toml++/toml.h>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "config/toml_reader.h"
 
@@ -24,9 +24,12 @@ void read_isolation(TableReader& r, const toml::table& t, Isolation& out) {
   r.read_string("isolation", v);
   const toml::node* n = t.get("isolation");
   if (!n) return;
-  if (v == "in_process") out = Isolation::in_process;
-  else if (v == "process") out = Isolation::process;
-  else r.fail(*n, "isolation", "must be \"in_process\" or \"process\", got '" + v + "'");
+  if (v == "in_process")
+    out = Isolation::in_process;
+  else if (v == "process")
+    out = Isolation::process;
+  else
+    r.fail(*n, "isolation", "must be \"in_process\" or \"process\", got '" + v + "'");
 }
 
 // [triage] plugin, force_full, light_experts and [triage.params]. A plugin is needed unless
@@ -76,14 +79,17 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_string("dtype", c.model.dtype);
     if (c.model.dtype != "f32" && c.model.dtype != "f16" && c.model.dtype != "bf16" &&
         c.model.dtype != "q8_0")
-      r.fail(*t->get("dtype"), "dtype", "must be f32, f16, bf16 or q8_0, got '" + c.model.dtype + "'");
+      r.fail(*t->get("dtype"), "dtype",
+             "must be f32, f16, bf16 or q8_0, got '" + c.model.dtype + "'");
     r.reject_unknown();
   } else {
     throw ConfigError(origin + ":1:1: model: required table [model] is missing");
   }
-  for (auto [key, choice] : {std::pair{"backend", &c.backend}, std::pair{"scheduler", &c.scheduler}}) {
+  for (auto [key, choice] :
+       {std::pair{"backend", &c.backend}, std::pair{"scheduler", &c.scheduler}}) {
     const toml::table* t = sub_table(origin, root, key);
-    if (!t) throw ConfigError(origin + ":1:1: " + key + ": required table [" + key + "] is missing");
+    if (!t)
+      throw ConfigError(origin + ":1:1: " + key + ": required table [" + key + "] is missing");
     TableReader r(origin, *t, std::string(key) + ".");
     r.read_string("plugin", choice->plugin, true);
     if (choice == &c.scheduler) read_isolation(r, *t, choice->isolation);
@@ -121,7 +127,8 @@ toml::table parse_toml(const std::string& text, const std::string& origin) {
   try {
     return toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
-    throw ConfigError(where(origin, e.source()) + ": syntax error: " + std::string(e.description()));
+    throw ConfigError(where(origin, e.source()) +
+                      ": syntax error: " + std::string(e.description()));
   }
 }
 
@@ -144,6 +151,12 @@ model::ModelShape load_shape(const std::filesystem::path& path, const std::strin
   std::string preset = base_preset;
   top.read_string("preset", preset);
   model::ModelShape s = preset.empty() ? model::ModelShape{} : model::preset_shape(preset);
+  top.read_string("arch", s.arch);
+  if (s.arch != "llama" && s.arch != "mamba" && s.arch != "jamba") {
+    const toml::node* n = root.get("arch");
+    throw ConfigError(where(origin, n ? n->source() : root.source()) +
+                      ": arch: must be one of llama, mamba, jamba, got \"" + s.arch + "\"");
+  }
   top.read_int("n_vocab", s.n_vocab, 259, 1 << 22);
   top.read_int("n_ctx", s.n_ctx, 1, 1 << 24);
   top.read_int("n_embd", s.n_embd, 1, 1 << 16);
@@ -154,6 +167,16 @@ model::ModelShape load_shape(const std::filesystem::path& path, const std::strin
   top.read_float("rope_freq_base", s.rope_freq_base, 1.0, 1e9);
   top.read_float("rms_eps", s.rms_eps, 0.0, 1.0);
   top.read_bool("tied_output", s.tied_output);
+  // MoE (llama: every layer; jamba: the expert layer pattern) and the SSM / jamba layer pattern.
+  top.read_int("n_expert", s.n_expert, 0, 1024);
+  top.read_int("n_expert_used", s.n_expert_used, 0, 1024);
+  top.read_int("ssm_d_conv", s.ssm_d_conv, 1, 64);
+  top.read_int("ssm_d_state", s.ssm_d_state, 1, 1024);
+  top.read_int("ssm_dt_rank", s.ssm_dt_rank, 0, 1 << 16);
+  top.read_int("attn_layer_offset", s.attn_layer_offset, 0, 511);
+  top.read_int("attn_layer_period", s.attn_layer_period, 1, 512);
+  top.read_int("expert_layer_offset", s.expert_layer_offset, 0, 511);
+  top.read_int("expert_layer_period", s.expert_layer_period, 1, 512);
   top.reject_unknown();
   return s;
 }

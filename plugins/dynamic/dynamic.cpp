@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dynamic_policy.h"
+#include "plugin_entry.h"
 #include "plugin_params.h"
 #include "switchyard/abi/plugin.h"
 
@@ -21,7 +22,7 @@ struct Dynamic {
   std::string error;
 };
 
-// Every parameter apply() understands; the error for an unknown key lists them.
+// Every parameter apply() understands: the known-key check and the unknown-key message.
 constexpr const char* kParamNames[] = {"chunked_prefill", "adaptive",        "preemption",
                                        "priority",        "prefix_ordering", "max_preemptions",
                                        "max_num_seqs",    "min_budget",      "target_step_ms",
@@ -50,26 +51,13 @@ bool apply(sy::dynamic::Options& o, const sy_param& p) {
   return false;
 }
 
-bool known(const char* key) {
-  for (const char* name : kParamNames)
-    if (key && std::string(key) == name) return true;
-  return false;
-}
-
-std::string known_list() {
-  std::string out;
-  for (const char* name : kParamNames) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
-}
-
 sy_status create(const sy_param* params, size_t n, sy_sched_t* out) {
   sy::dynamic::Options o;
   for (size_t i = 0; i < n; ++i) {
     if (apply(o, params[i])) continue;
-    const std::string msg = known(params[i].key)
+    const std::string msg = sy::plugin::is_known(kParamNames, params[i].key)
                                 ? sy::plugin::bad_value("dynamic", params[i])
-                                : std::string("dynamic: unknown parameter '") + params[i].key +
-                                      "' (known: " + known_list() + ")";
+                                : sy::plugin::unknown_param("dynamic", params[i].key, kParamNames);
     std::snprintf(g_create_error, sizeof g_create_error, "%s", msg.c_str());
     return SY_ERR_INVALID_ARG;
   }
@@ -128,17 +116,8 @@ const sy_scheduler_iface kIface = {
 
 extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const sy_host_api* host,
                                                sy_plugin_info* info) {
-  if (SY_VERSION_MAJOR(host_abi_version) != SY_ABI_VERSION_MAJOR) {
-    if (info && info->error_buf)
-      std::snprintf(info->error_buf, info->error_buf_size,
-                    "dynamic implements ABI major %u, host offers %u", SY_ABI_VERSION_MAJOR,
-                    SY_VERSION_MAJOR(host_abi_version));
-    return SY_ERR_VERSION;
-  }
+  if (const sy_status st = sy::plugin::negotiate(host_abi_version, info, "dynamic")) return st;
   g_host = host;
-  const uint32_t minor =
-      std::min<uint32_t>(SY_VERSION_MINOR(host_abi_version), SY_ABI_VERSION_MINOR);
-  info->abi_version = SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, minor);
   info->kind = SY_PLUGIN_SCHEDULER;
   info->name = "dynamic";
   info->version = "0.1.0";
