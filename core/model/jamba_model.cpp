@@ -7,16 +7,14 @@
 
 #include "dtype_util.h"
 #include "gguf/gguf.h"
+#include "model/decoder_ops.h"
 
 namespace sy::model {
 
 using Kind = WeightMap::Kind;
 
-struct JambaModel::Batch {
-  std::vector<int32_t> ids, pos, kv_slots, out_rows, tables, state_slots;
-  std::vector<uint32_t> seq_start{0};
-  uint32_t max_blocks = 1;
-  uint32_t n_seqs = 0;
+struct JambaModel::Batch : FlatBatch {
+  std::vector<int32_t> state_slots;  // one per sequence (models with recurrent layers)
 };
 
 JambaModel::JambaModel(const gguf::File& file, Backend& backend)
@@ -26,15 +24,7 @@ JambaModel::JambaModel(const gguf::File& file, Backend& backend)
       weights_(file, backend),
       state_(hp_.n_recurrent_layers(), hp_.conv_state_floats(), hp_.ssm_state_floats()) {
   const bool any_moe = std::find(hp_.moe.begin(), hp_.moe.end(), true) != hp_.moe.end();
-  std::vector<std::string> missing = backend.missing_ops();
-  for (auto& m : backend.missing_hybrid_ops(hp_.n_recurrent_layers() > 0, any_moe))
-    missing.push_back(m);
-  if (!missing.empty()) {
-    std::string names;
-    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-    throw std::runtime_error("backend " + backend.plugin().name() + " lacks ops the " + hp_.arch +
-                             " model needs: " + names);
-  }
+  require_ops(backend, hp_.arch, hp_.n_recurrent_layers() > 0, any_moe);
   load_layers();
   uint32_t n_moe = 0;
   for (bool m : hp_.moe) n_moe += m;
@@ -166,12 +156,8 @@ void JambaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
   const uint64_t T = cap_tokens_, E = hp_.n_embd, F = hp_.n_ff, DI = hp_.d_inner;
   const uint64_t S = hp_.d_state, R = hp_.dt_rank, KV = info_.kv_row_width;
   const bool recr = hp_.n_recurrent_layers() > 0, attn = info_.n_attn_layers > 0;
-  uint64_t off = 0;
-  auto carve = [&](uint64_t floats) {
-    const uint64_t o = off;
-    off += (floats * 4 + 63) / 64 * 64;
-    return o;
-  };
+  ScratchLayout layout;
+  auto carve = [&](uint64_t floats) { return layout.carve(floats); };
   off_x_ = carve(E * T);
   off_xn_ = carve(E * T);
   off_mix_ = carve(E * T);
@@ -197,7 +183,7 @@ void JambaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
   }
   off_sel_ = carve(E * cap_out_);
   off_logits_ = carve(uint64_t(hp_.n_vocab) * cap_out_);
-  act_ = backend_.alloc(off);
+  act_ = backend_.alloc(layout.size());
 }
 
 void JambaModel::mamba_mixer(const Layer& L, const Batch& bt, const sy_tensor& xn,
@@ -260,25 +246,8 @@ void JambaModel::attention_mixer(const Layer& L, const Batch& bt, KvCache& cache
   backend_.check(api.matmul(b, &xn, L.wk, &k), "matmul");
   backend_.check(api.matmul(b, &xn, L.wv, &v), "matmul");
   // No RoPE: Jamba's attention has no positional encoding.
-  const uint32_t l = static_cast<uint32_t>(L.attn_index);
-  const sy_kv_store_args st{sizeof(sy_kv_store_args), &k, &v, &cache.k(l), &cache.v(l),
-                            bt.kv_slots.data()};
-  backend_.check(api.kv_store(b, &st), "kv_store");
-  sy_attention_args aa{};
-  aa.struct_size = sizeof(aa);
-  aa.q = &q3;
-  aa.k_cache = &cache.k(l);
-  aa.v_cache = &cache.v(l);
-  aa.out = &attn3;
-  aa.n_kv_head = static_cast<uint32_t>(HK);
-  aa.n_seqs = bt.n_seqs;
-  aa.seq_token_start = bt.seq_start.data();
-  aa.token_pos = bt.pos.data();
-  aa.block_tables = bt.tables.data();
-  aa.max_blocks_per_seq = bt.max_blocks;
-  aa.block_size = cache.block_size();
-  aa.scale = 1.0f / std::sqrt(static_cast<float>(D));
-  backend_.check(api.attention(b, &aa), "attention");
+  paged_attention(backend_, bt, cache, static_cast<uint32_t>(L.attn_index), q3, k, v, attn3,
+                  static_cast<uint32_t>(HK), 1.0f / std::sqrt(static_cast<float>(D)));
   backend_.check(api.matmul(b, &attn, L.wo, &out), "matmul");
 }
 
@@ -286,18 +255,11 @@ std::vector<float> JambaModel::forward(const std::vector<SeqInput>& seqs, KvCach
                                        bool all_logits) {
   const bool attn = info_.n_attn_layers > 0, recr = hp_.n_recurrent_layers() > 0;
   Batch bt;
-  bt.n_seqs = static_cast<uint32_t>(seqs.size());
-  const uint32_t bs = cache.block_size();
-  if (attn)
-    for (const auto& s : seqs) {
-      if (!s.blocks) throw std::logic_error("forward: a sequence has no block table");
-      bt.max_blocks = std::max<uint32_t>(bt.max_blocks, s.blocks->size());
-    }
-  if (attn) bt.tables.assign(seqs.size() * bt.max_blocks, 0);
-  std::set<int32_t> used_slots;
-  for (size_t si = 0; si < seqs.size(); ++si) {
-    const SeqInput& s = seqs[si];
-    if (recr) {
+  static_cast<FlatBatch&>(bt) =
+      flatten_batch(seqs, cache.block_size(), hp_.n_vocab, all_logits, attn);
+  if (recr) {
+    std::set<int32_t> used_slots;
+    for (const SeqInput& s : seqs) {
       if (s.state_slot < 0 || static_cast<uint32_t>(s.state_slot) >= state_.n_slots())
         throw std::logic_error("forward: state_slot " + std::to_string(s.state_slot) +
                                " outside the " + std::to_string(state_.n_slots()) +
@@ -307,30 +269,11 @@ std::vector<float> JambaModel::forward(const std::vector<SeqInput>& seqs, KvCach
                                std::to_string(s.state_slot));
       bt.state_slots.push_back(s.state_slot);
     }
-    if (attn) {
-      if (cache.blocks_for(s.pos0 + s.n_tokens) > s.blocks->size())
-        throw std::logic_error("forward: sequence's block table is too short for its tokens");
-      std::copy(s.blocks->begin(), s.blocks->end(), bt.tables.begin() + si * bt.max_blocks);
-    }
-    for (uint32_t i = 0; i < s.n_tokens; ++i) {
-      const int32_t p = static_cast<int32_t>(s.pos0 + i);
-      if (s.tokens[i] < 0 || s.tokens[i] >= static_cast<int32_t>(hp_.n_vocab))
-        throw std::out_of_range("forward: token id " + std::to_string(s.tokens[i]) +
-                                " outside the vocab");
-      if (s.want_logits && (all_logits || i + 1 == s.n_tokens))
-        bt.out_rows.push_back(bt.ids.size());
-      bt.ids.push_back(s.tokens[i]);
-      bt.pos.push_back(p);
-      if (attn)
-        bt.kv_slots.push_back((*s.blocks)[p / bs] * static_cast<int32_t>(bs) +
-                              p % static_cast<int32_t>(bs));
-    }
-    bt.seq_start.push_back(static_cast<uint32_t>(bt.ids.size()));
   }
   std::vector<TokenGroup> groups;
   if (moe_) groups = token_groups(seqs, hp_.n_expert, hp_.n_expert_used);
-  const uint32_t T = static_cast<uint32_t>(bt.ids.size());
-  const uint32_t n_out = static_cast<uint32_t>(bt.out_rows.size());
+  const uint32_t T = bt.n_tokens();
+  const uint32_t n_out = bt.n_out();
   if (T == 0) return {};
   // A sequence at position 0 is new to its slot (admission or recompute): forget the previous
   // owner's state.
@@ -369,22 +312,12 @@ std::vector<float> JambaModel::forward(const std::vector<SeqInput>& seqs, KvCach
     if (L.moe) {
       moe_->forward(static_cast<uint32_t>(L.moe_index), l, L.exps, xn, mix, groups);
     } else {
-      backend_.check(api.matmul(b, &xn, L.gate, &gate), "matmul");
-      backend_.check(api.matmul(b, &xn, L.up, &up), "matmul");
-      backend_.check(api.swiglu(b, &gate, &up, &gate), "swiglu");
-      backend_.check(api.matmul(b, &gate, L.down, &mix), "matmul");
+      swiglu_ffn(backend_, xn, *L.gate, *L.up, *L.down, gate, up, mix);
     }
     backend_.check(api.add(b, &x, &mix, &x), "add");
   }
-  std::vector<float> out(static_cast<size_t>(n_out) * hp_.n_vocab);
-  if (n_out > 0) {
-    // Only the rows that need logits go through the output norm and the vocab projection.
-    backend_.check(api.get_rows(b, &x, bt.out_rows.data(), n_out, &sel), "get_rows");
-    backend_.check(api.rms_norm(b, &sel, out_norm_, hp_.rms_eps, &sel), "rms_norm");
-    backend_.check(api.matmul(b, &sel, output_, &logits), "matmul");
-  }
-  backend_.check(api.synchronize(b), "synchronize");
-  if (n_out > 0) act_->read(off_logits_, out.data(), out.size() * sizeof(float));
+  std::vector<float> out = output_logits(backend_, bt, x, *out_norm_, hp_.rms_eps, *output_, sel,
+                                         logits, *act_, off_logits_);
   if (moe_) moe_->flush_counts();
   return out;
 }

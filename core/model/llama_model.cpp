@@ -6,18 +6,13 @@
 
 #include "dtype_util.h"
 #include "gguf/gguf.h"
+#include "model/decoder_ops.h"
 
 namespace sy::model {
 
 LlamaModel::LlamaModel(const gguf::File& file, Backend& backend)
     : file_(file), backend_(backend), hp_(read_llama_hparams(file)) {
-  auto missing = backend.missing_ops();
-  for (auto& m : backend.missing_hybrid_ops(false, hp_.n_expert > 0)) missing.push_back(m);
-  if (!missing.empty()) {
-    std::string names;
-    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-    throw std::runtime_error("backend " + backend.plugin().name() + " lacks ops the llama model needs: " + names);
-  }
+  require_ops(backend, "llama", false, hp_.n_expert > 0);
   // One backend buffer spans all tensor data; tensors are offsets into it.
   const uint8_t* lo = nullptr;
   const uint8_t* hi = nullptr;
@@ -57,11 +52,12 @@ LlamaModel::LlamaModel(const gguf::File& file, Backend& backend)
       layers_.push_back(L);
       continue;
     }
-    layers_.push_back(Layer{weight(b + "attn_norm.weight", {E}), weight(b + "attn_q.weight", {E, Q}),
-                            weight(b + "attn_k.weight", {E, KV}), weight(b + "attn_v.weight", {E, KV}),
-                            weight(b + "attn_output.weight", {Q, E}),
-                            weight(b + "ffn_norm.weight", {E}), weight(b + "ffn_gate.weight", {E, F}),
-                            weight(b + "ffn_up.weight", {E, F}), weight(b + "ffn_down.weight", {F, E})});
+    layers_.push_back(
+        Layer{weight(b + "attn_norm.weight", {E}), weight(b + "attn_q.weight", {E, Q}),
+              weight(b + "attn_k.weight", {E, KV}), weight(b + "attn_v.weight", {E, KV}),
+              weight(b + "attn_output.weight", {Q, E}), weight(b + "ffn_norm.weight", {E}),
+              weight(b + "ffn_gate.weight", {E, F}), weight(b + "ffn_up.weight", {E, F}),
+              weight(b + "ffn_down.weight", {F, E})});
   }
   // llama.cpp's llama graph: build_moe_ffn with softmax gating and norm_w = true (Mixtral).
   if (X > 0)
@@ -105,12 +101,14 @@ const sy_tensor& LlamaModel::weight(const std::string& name, std::initializer_li
   int i = 0;
   for (int64_t d : ne) {
     if (t->ne[i] != d)
-      throw std::runtime_error(file_.origin() + ": tensor " + name + " has ne[" + std::to_string(i) +
-                               "]=" + std::to_string(t->ne[i]) + ", expected " + std::to_string(d));
+      throw std::runtime_error(file_.origin() + ": tensor " + name + " has ne[" +
+                               std::to_string(i) + "]=" + std::to_string(t->ne[i]) + ", expected " +
+                               std::to_string(d));
     ++i;
   }
   for (; i < 4; ++i)
-    if (t->ne[i] != 1) throw std::runtime_error(file_.origin() + ": tensor " + name + " has too many dims");
+    if (t->ne[i] != 1)
+      throw std::runtime_error(file_.origin() + ": tensor " + name + " has too many dims");
   const bool is_norm = ne.size() == 1;
   if (is_norm && t->type != SY_DTYPE_F32)
     throw std::runtime_error(file_.origin() + ": norm tensor " + name + " must be F32");
@@ -129,12 +127,8 @@ void LlamaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
   cap_out_ = std::max(cap_out_, n_out);
   const uint64_t T = cap_tokens_, E = hp_.n_embd, F = hp_.n_ff;
   const uint64_t Q = uint64_t(hp_.head_dim) * hp_.n_head, KV = info_.kv_row_width;
-  uint64_t off = 0;
-  auto carve = [&](uint64_t floats) {
-    const uint64_t o = off;
-    off += (floats * 4 + 63) / 64 * 64;
-    return o;
-  };
+  ScratchLayout layout;
+  auto carve = [&](uint64_t floats) { return layout.carve(floats); };
   off_x_ = carve(E * T);
   off_xn_ = carve(E * T);
   off_q_ = carve(Q * T);
@@ -145,36 +139,14 @@ void LlamaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
   off_up_ = carve(F * T);
   off_sel_ = carve(E * cap_out_);
   off_logits_ = carve(uint64_t(hp_.n_vocab) * cap_out_);
-  act_ = backend_.alloc(off);
+  act_ = backend_.alloc(layout.size());
 }
 
 std::vector<float> LlamaModel::forward(const std::vector<SeqInput>& seqs, KvCache& cache,
                                        bool all_logits) {
-  // Flatten the batch: ids, positions, cache slots, per-sequence token ranges and block tables.
-  std::vector<int32_t> ids, pos, slots, out_rows;
-  std::vector<uint32_t> seq_start{0};
-  uint32_t max_blocks = 1;
-  for (const auto& s : seqs) max_blocks = std::max<uint32_t>(max_blocks, s.blocks->size());
-  std::vector<int32_t> tables(seqs.size() * max_blocks, 0);
-  const uint32_t bs = cache.block_size();
-  for (size_t si = 0; si < seqs.size(); ++si) {
-    const SeqInput& s = seqs[si];
-    if (cache.blocks_for(s.pos0 + s.n_tokens) > s.blocks->size())
-      throw std::logic_error("forward: sequence's block table is too short for its tokens");
-    std::copy(s.blocks->begin(), s.blocks->end(), tables.begin() + si * max_blocks);
-    for (uint32_t i = 0; i < s.n_tokens; ++i) {
-      const int32_t p = static_cast<int32_t>(s.pos0 + i);
-      if (s.tokens[i] < 0 || s.tokens[i] >= static_cast<int32_t>(hp_.n_vocab))
-        throw std::out_of_range("forward: token id " + std::to_string(s.tokens[i]) + " outside the vocab");
-      if (s.want_logits && (all_logits || i + 1 == s.n_tokens)) out_rows.push_back(ids.size());
-      ids.push_back(s.tokens[i]);
-      pos.push_back(p);
-      slots.push_back((*s.blocks)[p / bs] * static_cast<int32_t>(bs) + p % static_cast<int32_t>(bs));
-    }
-    seq_start.push_back(static_cast<uint32_t>(ids.size()));
-  }
-  const uint32_t T = static_cast<uint32_t>(ids.size());
-  const uint32_t n_out = static_cast<uint32_t>(out_rows.size());
+  const FlatBatch bt = flatten_batch(seqs, cache.block_size(), hp_.n_vocab, all_logits, true);
+  const uint32_t T = bt.n_tokens();
+  const uint32_t n_out = bt.n_out();
   if (T == 0) return {};
   ensure_scratch(T, std::max<uint32_t>(n_out, 1));
   std::vector<TokenGroup> groups;
@@ -203,32 +175,20 @@ std::vector<float> LlamaModel::forward(const std::vector<SeqInput>& seqs, KvCach
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {hp_.n_vocab, n_out}, off_logits_);
   const float scale = hp_.attn_scale > 0 ? hp_.attn_scale : 1.0f / std::sqrt(static_cast<float>(D));
 
-  backend_.check(api.get_rows(b, tok_embd_, ids.data(), T, &x), "get_rows");
+  backend_.check(api.get_rows(b, tok_embd_, bt.ids.data(), T, &x), "get_rows");
   for (uint32_t l = 0; l < hp_.n_layer; ++l) {
     const Layer& L = layers_[l];
     backend_.check(api.rms_norm(b, &x, &L.attn_norm, hp_.rms_eps, &xn), "rms_norm");
     backend_.check(api.matmul(b, &xn, &L.wq, &q), "matmul");
     backend_.check(api.matmul(b, &xn, &L.wk, &k), "matmul");
     backend_.check(api.matmul(b, &xn, &L.wv, &v), "matmul");
-    backend_.check(api.rope(b, &q3, pos.data(), hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, SY_ROPE_NORM), "rope");
-    backend_.check(api.rope(b, &k3, pos.data(), hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, SY_ROPE_NORM), "rope");
-    const sy_kv_store_args st{sizeof(sy_kv_store_args), &k, &v, &cache.k(l), &cache.v(l), slots.data()};
-    backend_.check(api.kv_store(b, &st), "kv_store");
-    sy_attention_args aa{};
-    aa.struct_size = sizeof(aa);
-    aa.q = &q3;
-    aa.k_cache = &cache.k(l);
-    aa.v_cache = &cache.v(l);
-    aa.out = &attn3;
-    aa.n_kv_head = static_cast<uint32_t>(HK);
-    aa.n_seqs = static_cast<uint32_t>(seqs.size());
-    aa.seq_token_start = seq_start.data();
-    aa.token_pos = pos.data();
-    aa.block_tables = tables.data();
-    aa.max_blocks_per_seq = max_blocks;
-    aa.block_size = bs;
-    aa.scale = scale;
-    backend_.check(api.attention(b, &aa), "attention");
+    backend_.check(api.rope(b, &q3, bt.pos.data(), hp_.n_rot, hp_.rope_freq_base,
+                            hp_.rope_freq_scale, SY_ROPE_NORM),
+                   "rope");
+    backend_.check(api.rope(b, &k3, bt.pos.data(), hp_.n_rot, hp_.rope_freq_base,
+                            hp_.rope_freq_scale, SY_ROPE_NORM),
+                   "rope");
+    paged_attention(backend_, bt, cache, l, q3, k, v, attn3, static_cast<uint32_t>(HK), scale);
     backend_.check(api.matmul(b, &attn, &L.wo, &xn), "matmul");
     backend_.check(api.add(b, &x, &xn, &x), "add");
     backend_.check(api.rms_norm(b, &x, &L.ffn_norm, hp_.rms_eps, &xn), "rms_norm");
@@ -237,24 +197,12 @@ std::vector<float> LlamaModel::forward(const std::vector<SeqInput>& seqs, KvCach
       backend_.check(api.add(b, &x, &xn, &x), "add");
       continue;
     }
-    backend_.check(api.matmul(b, &xn, &L.w_gate, &gate), "matmul");
-    backend_.check(api.matmul(b, &xn, &L.w_up, &up), "matmul");
-    backend_.check(api.swiglu(b, &gate, &up, &gate), "swiglu");
-    backend_.check(api.matmul(b, &gate, &L.w_down, &xn), "matmul");
+    swiglu_ffn(backend_, xn, L.w_gate, L.w_up, L.w_down, gate, up, xn);
     backend_.check(api.add(b, &x, &xn, &x), "add");
   }
-  std::vector<float> out(static_cast<size_t>(n_out) * hp_.n_vocab);
-  if (moe_) {
-    backend_.check(api.synchronize(b), "synchronize");
-    moe_->flush_counts();
-  }
-  if (n_out == 0) return out;
-  // Only the rows that need logits go through the output norm and the vocab projection.
-  backend_.check(api.get_rows(b, &x, out_rows.data(), n_out, &sel), "get_rows");
-  backend_.check(api.rms_norm(b, &sel, out_norm_, hp_.rms_eps, &sel), "rms_norm");
-  backend_.check(api.matmul(b, &sel, output_, &logits), "matmul");
-  backend_.check(api.synchronize(b), "synchronize");
-  act_->read(off_logits_, out.data(), out.size() * sizeof(float));
+  std::vector<float> out = output_logits(backend_, bt, x, *out_norm_, hp_.rms_eps, *output_, sel,
+                                         logits, *act_, off_logits_);
+  if (moe_) moe_->flush_counts();
   return out;
 }
 
