@@ -1,10 +1,10 @@
 #include "bench/compare_config.h"
 
 #include <cmath>
-#include <set>
 
 #include "bench/http_client.h"
 #include "config/toml_reader.h"
+#include "config/variants.h"
 
 namespace sy::bench {
 namespace {
@@ -213,41 +213,30 @@ CompareConfig parse_compare(const std::string& text, const std::string& origin) 
     r.read_int("warmup_requests", c.run.warmup_requests, 0, 1024);
     r.reject_unknown();
   }
-  toml::node* vn = root.get("variants");
-  if (!vn) throw ConfigError(origin + ":1:1: variants: no [[variants]] to compare");
-  toml::array* arr = vn->as_array();
-  if (!arr || arr->empty() || !arr->is_array_of_tables())
-    throw ConfigError(where(origin, vn->source()) + ": variants: expected [[variants]] tables");
-  std::set<std::string> names;
-  for (auto& e : *arr) {
-    toml::table& vt = *e.as_table();
-    const std::string at = where(origin, vt.source());
-    TableReader r(origin, vt, "variants.");
+  if (!root.get("variants"))
+    throw ConfigError(origin + ":1:1: variants: no [[variants]] to compare");
+  std::vector<std::pair<std::string, std::string>> remote;  // endpoint, served_model per entry
+  auto tables = parse_variant_tables(
+      root, origin, dirs, {}, [&](TableReader& r, const toml::table& vt, size_t) {
+        remote.emplace_back();
+        if (!vt.get("endpoint")) return false;  // in process: the rest is a config
+        r.read_string("endpoint", remote.back().first);
+        try {
+          parse_url(remote.back().first);
+        } catch (const std::invalid_argument& e) {
+          r.fail(*vt.get("endpoint"), "endpoint", e.what());
+        }
+        r.read_string("served_model", remote.back().second);
+        r.reject_unknown();  // a running server: nothing else to configure
+        return true;
+      });
+  for (size_t i = 0; i < tables.size(); ++i) {
     VariantSpec v;
-    v.where = at;
-    r.read_string("name", v.name, true);
-    if (!names.insert(v.name).second)
-      r.fail(*vt.get("name"), "name", "'" + v.name + "' is used twice");
-    if (vt.get("endpoint")) {  // a running server: nothing else to configure
-      r.read_string("endpoint", v.endpoint);
-      try {
-        parse_url(v.endpoint);
-      } catch (const std::invalid_argument& e) {
-        r.fail(*vt.get("endpoint"), "endpoint", e.what());
-      }
-      r.read_string("served_model", v.served_model);
-      r.reject_unknown();
-      c.variants.push_back(std::move(v));
-      continue;
-    }
-    for (const char* t : {"model", "backend", "scheduler"})
-      if (!vt.get(t))
-        throw ConfigError(at + ": variants." + t + ": variant '" + v.name + "' has no [variants." +
-                          t + "] table");
-    // The rest is a single-variant config; its nodes keep their positions in this file.
-    vt.erase("name");
-    v.config = parse_config(vt, origin);
-    v.config.plugin_dirs.insert(v.config.plugin_dirs.begin(), dirs.begin(), dirs.end());
+    v.name = std::move(tables[i].name);
+    v.where = std::move(tables[i].where);
+    v.endpoint = std::move(remote[i].first);
+    v.served_model = std::move(remote[i].second);
+    if (v.endpoint.empty()) v.config = std::move(tables[i].config);
     c.variants.push_back(std::move(v));
   }
   return c;

@@ -7,7 +7,7 @@ namespace sy {
 std::vector<VariantTable> parse_variant_tables(
     toml::table& root, const std::string& origin,
     const std::vector<std::filesystem::path>& plugin_dirs, const std::vector<std::string>& own,
-    const std::function<void(TableReader&, const toml::table&, size_t)>& read_own) {
+    const std::function<bool(TableReader&, const toml::table&, size_t)>& read_own) {
   toml::node* vn = root.get("variants");
   if (!vn) throw ConfigError(origin + ":1:1: variants: no [[variants]] tables");
   toml::array* arr = vn->as_array();
@@ -23,7 +23,10 @@ std::vector<VariantTable> parse_variant_tables(
     r.read_string("name", v.name, true);
     if (!names.insert(v.name).second)
       r.fail(*vt.get("name"), "name", "'" + v.name + "' is used twice");
-    if (read_own) read_own(r, vt, out.size());
+    if (read_own && read_own(r, vt, out.size())) {
+      out.push_back(std::move(v));
+      continue;
+    }
     for (const char* t : {"model", "backend", "scheduler"})
       if (!vt.get(t))
         throw ConfigError(v.where + ": variants." + t + ": variant '" + v.name +

@@ -109,6 +109,7 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& origi
                                        float w = 1;
                                        r.read_float("weight", w, 0, 1e6);
                                        weights.push_back(w);
+                                       return false;  // the rest is the variant's config
                                      });
   double total = 0;
   for (size_t i = 0; i < tables.size(); ++i) {
