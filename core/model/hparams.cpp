@@ -4,27 +4,19 @@
 #include <stdexcept>
 
 #include "gguf/gguf.h"
+#include "model/metadata_reader.h"
 
 namespace sy::model {
 
 LlamaHParams read_llama_hparams(const gguf::File& f) {
   LlamaHParams h;
-  auto fail = [&](const std::string& what) {
-    return std::runtime_error(f.origin() + ": " + what);
-  };
+  const MetadataReader md(f);
+  auto fail = [&](const std::string& what) { return md.fail(what); };
   h.arch = f.require_string("general.architecture");
   if (h.arch != "llama")
     throw fail("general.architecture is '" + h.arch + "'; this engine runs 'llama' models");
   const std::string p = h.arch + ".";
-  auto u32 = [&](const std::string& key, std::optional<uint32_t> def) -> uint32_t {
-    auto v = f.get_uint(key);
-    if (!v) {
-      if (!def) throw fail("missing key " + key);
-      return *def;
-    }
-    if (*v > UINT32_MAX) throw fail(key + " = " + std::to_string(*v) + " is out of range");
-    return static_cast<uint32_t>(*v);
-  };
+  auto u32 = [&](const std::string& key, std::optional<uint32_t> def) { return md.u32(key, def); };
   h.n_ctx = u32(p + "context_length", std::nullopt);
   h.n_embd = u32(p + "embedding_length", std::nullopt);
   h.n_layer = u32(p + "block_count", std::nullopt);
@@ -40,7 +32,8 @@ LlamaHParams read_llama_hparams(const gguf::File& f) {
   if (u32(p + "attention.value_length", h.head_dim) != h.head_dim)
     throw fail(p + "attention.value_length differs from key_length (unsupported)");
   h.n_rot = u32(p + "rope.dimension_count", h.head_dim);
-  if (h.n_rot != h.head_dim) throw fail("invalid n_rot: " + p + "rope.dimension_count must equal head dim");
+  if (h.n_rot != h.head_dim)
+    throw fail("invalid n_rot: " + p + "rope.dimension_count must equal head dim");
   if (auto v = f.get_float(p + "rope.freq_base")) h.rope_freq_base = static_cast<float>(*v);
   if (auto v = f.get_float(p + "rope.scaling.factor"); v && *v > 0)
     h.rope_freq_scale = static_cast<float>(1.0 / *v);

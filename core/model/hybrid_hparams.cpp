@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "gguf/gguf.h"
+#include "model/metadata_reader.h"
 
 namespace sy::model {
 
@@ -14,20 +15,13 @@ uint32_t HybridHParams::n_attn_layers() const {
 
 HybridHParams read_hybrid_hparams(const gguf::File& f) {
   HybridHParams h;
-  auto fail = [&](const std::string& what) { return std::runtime_error(f.origin() + ": " + what); };
+  const MetadataReader md(f);
+  auto fail = [&](const std::string& what) { return md.fail(what); };
   h.arch = f.require_string("general.architecture");
   if (h.arch != "mamba" && h.arch != "jamba")
     throw fail("general.architecture is '" + h.arch + "', expected mamba or jamba");
   const std::string p = h.arch + ".";
-  auto u32 = [&](const std::string& key, std::optional<uint32_t> def) -> uint32_t {
-    auto v = f.get_uint(key);
-    if (!v) {
-      if (!def) throw fail("missing key " + key);
-      return *def;
-    }
-    if (*v > UINT32_MAX) throw fail(key + " = " + std::to_string(*v) + " is out of range");
-    return static_cast<uint32_t>(*v);
-  };
+  auto u32 = [&](const std::string& key, std::optional<uint32_t> def) { return md.u32(key, def); };
   h.n_ctx = u32(p + "context_length", std::nullopt);
   h.n_embd = u32(p + "embedding_length", std::nullopt);
   h.n_layer = u32(p + "block_count", std::nullopt);
