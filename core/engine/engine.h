@@ -104,8 +104,7 @@ class Engine {
     std::vector<sy_sched_entry> entries;
     std::vector<uint64_t> preempt;
     int64_t wait_ns = 0;
-    bool rejected = false;
-    Batch batch;
+    Batch batch;  // plan_rejected: the host's fallback replaced the scheduler's plan
   };
 
   PlannedStep plan_step();
@@ -113,6 +112,7 @@ class Engine {
   void apply(PlannedStep& p);
   void launch(Batch& b);
   void execute(Batch& b) noexcept;
+  void start_on_worker(Batch&& b);  // becomes inflight_
   StepStats commit(Batch& b);
   bool finishing(const Request& r) const;
   Request* live(uint64_t id) const;
@@ -135,8 +135,6 @@ class Engine {
   std::map<uint64_t, std::unique_ptr<Request>> all_;
   std::vector<Request*> waiting_;  // arrival order (preempted ones go back to the front)
   std::vector<Request*> running_;  // admission order
-  std::vector<sy_sched_entry> entries_;
-  std::vector<uint64_t> preempt_;
   uint64_t invalid_plans_ = 0;
   CostModel cost_;
   uint32_t peak_blocks_ = 0;

@@ -71,33 +71,33 @@ Engine::PlannedStep Engine::plan_step() {
   // Slots of finishing requests come back only when their step commits.
   view.state_slots_free = static_cast<uint32_t>(free_state_slots_.size());
 
-  entries_.assign(waiting_.size() + running_.size() + 1, sy_sched_entry{});
-  preempt_.assign(running_.size() + 1, 0);
+  // The plugin writes straight into the step's own lists, which then shrink to what it wrote.
+  PlannedStep out;
+  out.entries.assign(waiting_.size() + running_.size() + 1, sy_sched_entry{});
+  out.preempt.assign(running_.size() + 1, 0);
   sy_sched_plan plan{};
   plan.struct_size = sizeof(plan);
-  plan.entries_capacity = static_cast<uint32_t>(entries_.size());
-  plan.entries = entries_.data();
-  plan.preempt_capacity = static_cast<uint32_t>(preempt_.size());
-  plan.preempt = preempt_.data();
+  plan.entries_capacity = static_cast<uint32_t>(out.entries.size());
+  plan.entries = out.entries.data();
+  plan.preempt_capacity = static_cast<uint32_t>(out.preempt.size());
+  plan.preempt = out.preempt.data();
   std::string error;
   if (sched_.plan(view, plan, error) != SY_OK) {
     error = "plan failed: " + error;
   } else {
     error = validate(plan);
   }
-  PlannedStep out;
   if (!error.empty()) {
     ++invalid_plans_;
-    out.rejected = true;
+    out.batch.plan_rejected = true;
     host_counter_add("scheduler_invalid_plans", 1);
     logger()->error("scheduler {}: {}; running the host's fallback plan for this step",
                     sched_.name(), error);
     fallback_plan(plan);
   }
-  out.entries.assign(plan.entries, plan.entries + plan.n_entries);
-  out.preempt.assign(plan.preempt, plan.preempt + plan.n_preempt);
+  out.entries.resize(plan.n_entries);
+  out.preempt.resize(plan.n_preempt);
   out.wait_ns = plan.wait_ns;
-  out.batch.plan_rejected = out.rejected;
   return out;
 }
 
@@ -241,9 +241,7 @@ StepStats Engine::step() {
       execute(p.batch);
       return commit(p.batch);
     }
-    inflight_ = std::make_unique<Batch>(std::move(p.batch));
-    Batch* b = inflight_.get();
-    worker_->start([this, b] { execute(*b); });
+    start_on_worker(std::move(p.batch));
   }
   // Step N computes on the worker: plan N+1 on the optimistic view and, where nothing of N is
   // touched, apply it too.
@@ -255,26 +253,20 @@ StepStats Engine::step() {
   host_counter_add("overlap_hidden_host_ns", double(t_wait - t_plan));
   worker_->wait();
   host_counter_add("overlap_wait_ns", double(now_ns() - t_wait));
-  std::unique_ptr<Batch> done = std::move(inflight_);
-  StepStats st;
-  try {
-    st = commit(*done);
-  } catch (...) {
-    for (const Batch::Member& m : next.batch.members)
-      if (Request* r = live(m.id)) r->inflight_tokens = r->inflight_outputs = 0;
-    throw;
-  }
+  const std::unique_ptr<Batch> done = std::move(inflight_);
+  const StepStats st = commit(*done);  // a failed pass throws; `next` launched nothing yet
   if (!early) {
     host_counter_add("overlap_deferred_plans", 1);
     apply(next);
   }
   launch(next.batch);  // drops the entries of requests step N finished
-  if (!next.batch.inputs.empty()) {
-    inflight_ = std::make_unique<Batch>(std::move(next.batch));
-    Batch* b = inflight_.get();
-    worker_->start([this, b] { execute(*b); });
-  }
+  if (!next.batch.inputs.empty()) start_on_worker(std::move(next.batch));
   return st;
+}
+
+void Engine::start_on_worker(Batch&& b) {
+  inflight_ = std::make_unique<Batch>(std::move(b));
+  worker_->start([this, batch = inflight_.get()] { execute(*batch); });
 }
 
 void Engine::run_until_idle() {
