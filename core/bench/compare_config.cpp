@@ -9,16 +9,6 @@
 namespace sy::bench {
 namespace {
 
-const toml::table* table_at(const std::string& origin, const toml::table& t, const char* key,
-                            const std::string& prefix) {
-  const toml::node* n = t.get(key);
-  if (!n) return nullptr;
-  if (!n->is_table())
-    throw ConfigError(where(origin, n->source()) + ": " + prefix + key +
-                      ": expected a table, got " + TableReader::type_name(*n));
-  return n->as_table();
-}
-
 void read_range(const std::string& origin, const toml::table& t, const char* key,
                 const std::string& prefix, uint32_t& lo, uint32_t& hi) {
   const toml::node* n = t.get(key);

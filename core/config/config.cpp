@@ -9,15 +9,6 @@
 namespace sy {
 namespace {
 
-const toml::table* sub_table(const std::string& origin, const toml::table& root, const char* key) {
-  const toml::node* n = root.get(key);
-  if (!n) return nullptr;
-  if (!n->is_table())
-    throw ConfigError(where(origin, n->source()) + ": " + key + ": expected a table, got " +
-                      TableReader::type_name(*n));
-  return n->as_table();
-}
-
 // [scheduler] isolation = "in_process" | "process".
 void read_isolation(TableReader& r, const toml::table& t, Isolation& out) {
   std::string v;
@@ -71,7 +62,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
   for (const char* t : {"model", "backend", "scheduler", "engine", "sampling", "triage"})
     top.mark(t);
   top.reject_unknown();
-  if (auto* t = sub_table(origin, root, "model")) {
+  if (auto* t = table_at(origin, root, "model")) {
     TableReader r(origin, *t, "model.");
     r.read_string("path", c.model.path, true);
     r.read_string("generate", c.model.generate);
@@ -87,7 +78,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
   }
   for (auto [key, choice] :
        {std::pair{"backend", &c.backend}, std::pair{"scheduler", &c.scheduler}}) {
-    const toml::table* t = sub_table(origin, root, key);
+    const toml::table* t = table_at(origin, root, key);
     if (!t)
       throw ConfigError(origin + ":1:1: " + key + ": required table [" + key + "] is missing");
     TableReader r(origin, *t, std::string(key) + ".");
@@ -99,7 +90,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     }
     r.rest_as_params(choice->params);
   }
-  if (auto* t = sub_table(origin, root, "engine")) {
+  if (auto* t = table_at(origin, root, "engine")) {
     TableReader r(origin, *t, "engine.");
     r.read_int("kv_block_size", c.engine.kv_block_size, 1, 4096);
     r.read_int("kv_blocks", c.engine.kv_blocks, 0, 1 << 24);
@@ -110,7 +101,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_bool("overlap", c.engine.overlap);
     r.reject_unknown();
   }
-  if (auto* t = sub_table(origin, root, "sampling")) {
+  if (auto* t = table_at(origin, root, "sampling")) {
     TableReader r(origin, *t, "sampling.");
     r.read_float("temperature", c.sampling.temperature, 0.0, 100.0);
     r.read_int("top_k", c.sampling.top_k, 0, 1 << 24);
@@ -119,7 +110,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_int("max_tokens", c.sampling.max_tokens, 1, 1 << 20);
     r.reject_unknown();
   }
-  if (auto* t = sub_table(origin, root, "triage")) read_triage(origin, *t, c.triage);
+  if (auto* t = table_at(origin, root, "triage")) read_triage(origin, *t, c.triage);
   return c;
 }
 

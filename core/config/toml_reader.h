@@ -129,6 +129,17 @@ class TableReader {
   std::set<std::string> seen_;
 };
 
+// t[key] as a table, or null when absent; ConfigError naming prefix + key when it is not a table.
+inline const toml::table* table_at(const std::string& origin, const toml::table& t,
+                                   const char* key, const std::string& prefix = "") {
+  const toml::node* n = t.get(key);
+  if (!n) return nullptr;
+  if (!n->is_table())
+    throw ConfigError(where(origin, n->source()) + ": " + prefix + key +
+                      ": expected a table, got " + TableReader::type_name(*n));
+  return n->as_table();
+}
+
 // Parses TOML text; a syntax error becomes ConfigError("<origin>:<line>:<col>: syntax error: ...").
 toml::table parse_toml(const std::string& text, const std::string& origin);
 // parse_config on an already parsed table (e.g. one [[variants]] entry of a compare file): its

@@ -8,16 +8,6 @@
 namespace sy::server {
 namespace {
 
-const toml::table* table_at(const std::string& origin, const toml::table& t, const char* key,
-                            const std::string& prefix) {
-  const toml::node* n = t.get(key);
-  if (!n) return nullptr;
-  if (!n->is_table())
-    throw ConfigError(where(origin, n->source()) + ": " + prefix + key +
-                      ": expected a table, got " + TableReader::type_name(*n));
-  return n->as_table();
-}
-
 ServeOptions read_serve(const std::string& origin, const toml::table& t) {
   ServeOptions o;
   TableReader r(origin, t, "serve.");
