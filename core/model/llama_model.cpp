@@ -4,26 +4,14 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "dtype_util.h"
 #include "gguf/gguf.h"
 #include "model/decoder_ops.h"
 
 namespace sy::model {
 
 LlamaModel::LlamaModel(const gguf::File& file, Backend& backend)
-    : file_(file), backend_(backend), hp_(read_llama_hparams(file)) {
+    : backend_(backend), hp_(read_llama_hparams(file)), weights_(file, backend) {
   require_ops(backend, "llama", false, hp_.n_expert > 0);
-  // One backend buffer spans all tensor data; tensors are offsets into it.
-  const uint8_t* lo = nullptr;
-  const uint8_t* hi = nullptr;
-  for (const auto& t : file.tensors()) {
-    if (!lo || t.data < lo) lo = t.data;
-    if (!hi || t.data + t.nbytes > hi) hi = t.data + t.nbytes;
-  }
-  if (!lo) throw std::runtime_error(file.origin() + ": no tensors");
-  weights_base_ = lo;
-  weights_ = backend.from_host(const_cast<uint8_t*>(lo), static_cast<uint64_t>(hi - lo));
-
   const int64_t E = hp_.n_embd, V = hp_.n_vocab, F = hp_.n_ff;
   const int64_t Q = int64_t(hp_.head_dim) * hp_.n_head, KV = int64_t(hp_.head_dim) * hp_.n_head_kv;
   tok_embd_ = &weight("token_embd.weight", {E, V});
@@ -42,13 +30,10 @@ LlamaModel::LlamaModel(const gguf::File& file, Backend& backend)
               {},
               {},
               {}};
-      L.exps = MoeWeights{&weight(b + "ffn_gate_inp.weight", {E, X}),
+      L.exps = MoeWeights{&weights_.get(b + "ffn_gate_inp.weight", {E, X}, WeightMap::Kind::f32),
                           &weight(b + "ffn_gate_exps.weight", {E, F, X}),
                           &weight(b + "ffn_up_exps.weight", {E, F, X}),
                           &weight(b + "ffn_down_exps.weight", {F, E, X})};
-      if (L.exps.gate_inp->dtype != SY_DTYPE_F32)
-        throw std::runtime_error(file.origin() + ": tensor " + b +
-                                 "ffn_gate_inp.weight must be F32");
       layers_.push_back(L);
       continue;
     }
@@ -96,29 +81,7 @@ uint64_t LlamaModel::activation_bytes() const {
 LlamaModel::~LlamaModel() = default;
 
 const sy_tensor& LlamaModel::weight(const std::string& name, std::initializer_list<int64_t> ne) {
-  const gguf::TensorInfo* t = file_.find_tensor(name);
-  if (!t) throw std::runtime_error(file_.origin() + ": missing tensor " + name);
-  int i = 0;
-  for (int64_t d : ne) {
-    if (t->ne[i] != d)
-      throw std::runtime_error(file_.origin() + ": tensor " + name + " has ne[" +
-                               std::to_string(i) + "]=" + std::to_string(t->ne[i]) + ", expected " +
-                               std::to_string(d));
-    ++i;
-  }
-  for (; i < 4; ++i)
-    if (t->ne[i] != 1)
-      throw std::runtime_error(file_.origin() + ": tensor " + name + " has too many dims");
-  const bool is_norm = ne.size() == 1;
-  if (is_norm && t->type != SY_DTYPE_F32)
-    throw std::runtime_error(file_.origin() + ": norm tensor " + name + " must be F32");
-  if (!is_norm && !(backend_.device().weight_dtypes & (1ull << t->type)))
-    throw std::runtime_error("backend " + backend_.plugin().name() + " cannot multiply " +
-                             dtype::name(t->type) + " weights (tensor " + name + ")");
-  auto owned = std::make_unique<sy_tensor>(
-      make_tensor(*weights_, t->type, ne, static_cast<uint64_t>(t->data - weights_base_)));
-  owned_.push_back(std::move(owned));
-  return *owned_.back();
+  return weights_.get(name, ne, ne.size() == 1 ? WeightMap::Kind::f32 : WeightMap::Kind::matrix);
 }
 
 void LlamaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {

@@ -13,6 +13,7 @@
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "model/moe_ffn.h"
+#include "model/weight_map.h"
 
 namespace sy::gguf {
 class File;
@@ -37,15 +38,13 @@ class LlamaModel : public Model {
     sy_tensor attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;
     MoeWeights exps{};  // Mixtral: replaces w_gate / w_up / w_down
   };
+  // A norm (1-D, F32 only) or a matrix of a dtype the backend multiplies.
   const sy_tensor& weight(const std::string& name, std::initializer_list<int64_t> ne);
   void ensure_scratch(uint32_t n_tokens, uint32_t n_out);
 
-  const gguf::File& file_;
   Backend& backend_;
   LlamaHParams hp_;
-  std::unique_ptr<Buffer> weights_;
-  const uint8_t* weights_base_ = nullptr;
-  std::vector<std::unique_ptr<sy_tensor>> owned_;
+  WeightMap weights_;
   const sy_tensor* tok_embd_ = nullptr;
   const sy_tensor* out_norm_ = nullptr;
   const sy_tensor* output_ = nullptr;
