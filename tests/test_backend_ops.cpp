@@ -21,6 +21,7 @@
 
 #include "backend_fixture.h"
 #include "dtype_util.h"
+#include "test_rng.h"
 
 namespace {
 
@@ -32,22 +33,8 @@ constexpr double kTinyAbs = 1e-30;  // underflowed exponentials
 
 const uint32_t kWeightDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0};
 
-// Deterministic data on every platform (std distributions are implementation defined).
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  uint64_t next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return s;
-  }
-  float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next() >> 40) * 0x1p-24); }
-  std::vector<float> vec(size_t n, float lo = -1.0f, float hi = 1.0f) {
-    std::vector<float> v(n);
-    for (float& x : v) x = uniform(lo, hi);
-    return v;
-  }
+struct Rng : sy::test::XorShiftRng {
+  explicit Rng(uint64_t seed) : XorShiftRng(seed, 1) {}
 };
 
 // ---------------------------------------------------------------------------------------------

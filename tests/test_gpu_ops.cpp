@@ -19,6 +19,7 @@
 
 #include "dtype_util.h"
 #include "gpu_fixture.h"
+#include "test_rng.h"
 
 namespace {
 
@@ -27,21 +28,8 @@ using sy::test::Handle;
 constexpr double kTol = 2e-5;
 const uint32_t kWeightDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0};
 
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 3) {}
-  uint64_t next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return s;
-  }
-  float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next() >> 40) * 0x1p-24); }
-  std::vector<float> vec(size_t n, float lo = -1.0f, float hi = 1.0f) {
-    std::vector<float> v(n);
-    for (float& x : v) x = uniform(lo, hi);
-    return v;
-  }
+struct Rng : sy::test::XorShiftRng {
+  explicit Rng(uint64_t seed) : XorShiftRng(seed, 3) {}
 };
 
 ::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& ref,

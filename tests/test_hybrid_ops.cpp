@@ -18,6 +18,7 @@
 
 #include "backend_fixture.h"
 #include "dtype_util.h"
+#include "test_rng.h"
 
 namespace {
 
@@ -26,21 +27,8 @@ using sy::test::LoadedPlugin;
 constexpr double kF32Tol = 1e-5;
 constexpr double kQuantTol = 1e-4;
 
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 7) {}
-  uint64_t next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return s;
-  }
-  float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next() >> 40) * 0x1p-24); }
-  std::vector<float> vec(size_t n, float lo = -1.0f, float hi = 1.0f) {
-    std::vector<float> v(n);
-    for (float& x : v) x = uniform(lo, hi);
-    return v;
-  }
+struct Rng : sy::test::XorShiftRng {
+  explicit Rng(uint64_t seed) : XorShiftRng(seed, 7) {}
 };
 
 double silu(double v) {
