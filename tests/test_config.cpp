@@ -97,6 +97,8 @@ TEST(Config, RangeAndEnumChecks) {
             "bad.toml:8:9: sampling.top_p: must be in [0, 1], got 1.5");
   EXPECT_EQ(error_of(base + "[engine]\nkv_block_size = 0\n"),
             "bad.toml:8:17: engine.kv_block_size: must be in [1, 4096], got 0");
+  EXPECT_EQ(error_of(base + "[engine]\noverlap = 1\n"),
+            "bad.toml:8:11: engine.overlap: expected a boolean, got integer");
   EXPECT_EQ(error_of("[model]\npath = \"m\"\ndtype = \"q4\"\n"),
             "bad.toml:3:9: model.dtype: must be f32, f16, bf16 or q8_0, got 'q4'");
   EXPECT_EQ(error_of(base + "[scheduler.extra]\nx = 1\n"),

@@ -193,6 +193,12 @@ TEST(OpenAiRequest, ReadsTheFieldsItSupports) {
 
 TEST(OpenAiRequest, RefusalsHaveOpenAiErrorBodies) {
   EXPECT_EQ(
+      body_of(R"({"prompt": "x", "priority": "high"})"),
+      R"(400 {"error":{"code":"invalid_type","message":"Invalid type for 'priority': expected an integer, but got a string instead.","param":"priority","type":"invalid_request_error"}})");
+  EXPECT_EQ(
+      body_of(R"({"prompt": "x", "priority": 2000000000})"),
+      R"(400 {"error":{"code":"invalid_value","message":"Invalid 'priority': integer above maximum value. Expected a value <= 1073741824, but got 2000000000 instead.","param":"priority","type":"invalid_request_error"}})");
+  EXPECT_EQ(
       body_of(R"({"prompt": "x", "simple_hint": 1})"),
       R"(400 {"error":{"code":"invalid_type","message":"Invalid type for 'simple_hint': expected a boolean, but got an integer instead.","param":"simple_hint","type":"invalid_request_error"}})");
   EXPECT_EQ(
