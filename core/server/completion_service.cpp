@@ -10,6 +10,7 @@
 
 #include "host/host_api.h"
 #include "server/api_error.h"
+#include "server/chat_prompt.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/peer_watch.h"
@@ -121,8 +122,8 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
   const text::Tokenizer* tok = runner.tokenizer();
   engine::RequestSpec spec;
   spec.prompt = cr.prompt_ids ? *cr.prompt_ids
-                              : tok->encode(chat ? render_chat(cr.messages) : *cr.prompt_text,
-                                            tok->vocab().add_bos);
+                : chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
+                       : tok->encode(*cr.prompt_text, tok->vocab().add_bos);
   const Config& vc = runner.variant().config;
   const uint32_t ctx = runner.limits().max_context;
   const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());

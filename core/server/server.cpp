@@ -51,6 +51,7 @@ Server::Server(std::filesystem::path config_path, ServerOverrides o) : over_(std
   reloader_ = std::make_unique<Reloader>(config_path, router_, *metrics_);
   reloader_->install_initial(cfg);
   completions_ = std::make_unique<CompletionService>(router_, *metrics_, opts_.model_name);
+  tokenize_ = std::make_unique<TokenizeService>(router_, opts_.model_name);
   http_ = std::make_unique<httplib::Server>();
   routes();
 }
@@ -133,6 +134,10 @@ void Server::routes() {
   s.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) {
     completions_->handle(q, r, true);
   });
+  s.Post("/tokenize",
+         [this](const httplib::Request& q, httplib::Response& r) { tokenize_->tokenize(q, r); });
+  s.Post("/detokenize",
+         [this](const httplib::Request& q, httplib::Response& r) { tokenize_->detokenize(q, r); });
   s.Get("/health", [this](const httplib::Request&, httplib::Response& r) {
     const auto d = router_.current();
     if (!d)

@@ -1,6 +1,7 @@
 // `switchyard serve`: the HTTP server over the router, the hot-swap reloader and the metrics.
 // Endpoints: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health,
-// GET /metrics, POST /admin/reload, POST /admin/rollback, GET /admin/status.
+// GET /metrics, POST /admin/reload, POST /admin/rollback, GET /admin/status, POST /tokenize,
+// POST /detokenize.
 #pragma once
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "server/reloader.h"
 #include "server/router.h"
 #include "server/serve_metrics.h"
+#include "server/tokenize_service.h"
 
 namespace httplib {
 class Server;
@@ -56,6 +58,7 @@ class Server {
   Router router_;
   std::unique_ptr<Reloader> reloader_;
   std::unique_ptr<CompletionService> completions_;
+  std::unique_ptr<TokenizeService> tokenize_;
   std::unique_ptr<httplib::Server> http_;
   std::thread listen_;
   int port_ = -1;
