@@ -10,6 +10,9 @@
 #   scripts/cluster.sh kill-replica K    SIGKILL replica K (1-based): a fault test
 #   scripts/cluster.sh reload [--config C]   restart each replica in turn, drained in HAProxy first
 #   scripts/cluster.sh down          stop everything this folder's `up` started
+#   scripts/cluster.sh bench [--counts 1,2] [--bench-config B] [--out D] [up's options]
+#                         for each count: up, `switchyard bench --endpoint` the frontend, down;
+#                         D/cluster.md sets what each count measured beside the capacity model
 #
 # HAProxy: leastconn by default, or a consistent hash of a request header (prefix affinity:
 # requests of one session land where its prefix is cached); health checks on /health (503
@@ -40,6 +43,9 @@ PROMETHEUS=1
 BIN=""
 KILL_INDEX=""
 NEW_CONFIG=""
+COUNTS="1,2"
+BENCH_CONFIG="configs/cluster-bench.toml"
+BENCH_OUT="bench-out/cluster"
 while [ $# -gt 0 ]; do
   case "$1" in
     --replicas) REPLICAS="$2"; shift 2 ;;
@@ -52,7 +58,10 @@ while [ $# -gt 0 ]; do
     --no-prometheus) PROMETHEUS=0; shift ;;
     --switchyard) BIN="$2"; shift 2 ;;
     --dir) DIR="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --counts) COUNTS="$2"; shift 2 ;;
+    --bench-config) BENCH_CONFIG="$2"; shift 2 ;;
+    --out) BENCH_OUT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *)
       if [ "$cmd" = kill-replica ] && [ -z "$KILL_INDEX" ]; then KILL_INDEX="$1"; shift
       else die "unknown option '$1'"; fi ;;
@@ -340,5 +349,21 @@ case "$cmd" in
     echo "stopped"
     ;;
 
-  *) die "unknown command '$cmd' (up, status, kill-replica, reload, down)" ;;
+  bench)
+    [ -n "$BIN" ] || BIN="$(cd "$(dirname "$0")/.." && pwd)/build/switchyard"
+    for n in ${COUNTS//,/ }; do
+      args=(up --replicas "$n" --config "$CONFIG" --port "$PORT" --balance "$BALANCE"
+        --hash-header "$HASH_HEADER" --switchyard "$BIN" --dir "$DIR" --no-prometheus)
+      [ -z "$CORES_PER_REPLICA" ] || args+=(--cores-per-replica "$CORES_PER_REPLICA")
+      "$0" "${args[@]}"
+      rc=0
+      "$BIN" bench --endpoint "http://127.0.0.1:$PORT" --replicas "$n" --config "$BENCH_CONFIG" \
+        --out "$BENCH_OUT" || rc=$?
+      "$0" down --dir "$DIR"
+      [ "$rc" = 0 ] || die "bench against $n replica(s) failed ($rc)"
+    done
+    echo "cluster report: $BENCH_OUT/cluster.md"
+    ;;
+
+  *) die "unknown command '$cmd' (up, status, kill-replica, reload, down, bench)" ;;
 esac

@@ -4,6 +4,9 @@ foreach(t test_gateway test_kv_events)
   switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server)
   add_dependencies(${t} switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_backend_cpu_ref)
 endforeach()
+switchyard_add_test(test_cluster_bench SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cluster_bench.cpp
+  LIBS switchyard_server switchyard_bench)
+add_dependencies(test_cluster_bench switchyard_scheduler_dynamic switchyard_backend_cpu_ref)
 
 # Two replicas behind HAProxy with Prometheus, on loopback (scripts/cluster.sh): traffic through
 # the frontend, promtool on every replica's /metrics, a replica killed mid-traffic, a rolling

@@ -104,8 +104,10 @@ class KvEventSubscriber {
         ++stored_events;
         stored_blocks += e.hashes.size();
         EXPECT_EQ(e.tokens.size(), e.hashes.size() * e.block_size);
-        if (e.parent) EXPECT_TRUE(seen_.count(*e.parent)) << "a parent never announced";
-        else first_blocks.push_back(e);
+        if (e.parent)
+          EXPECT_TRUE(seen_.count(*e.parent)) << "a parent never announced";
+        else
+          first_blocks.push_back(e);
         for (uint64_t h : e.hashes) {
           EXPECT_TRUE(held.insert(h).second) << "block " << h << " announced twice";
           seen_.insert(h);

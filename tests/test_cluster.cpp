@@ -64,15 +64,18 @@ Outcome complete(const sy::bench::Url& url, int i, int max_tokens) {
   Outcome o;
   bool done = false;
   sy::bench::SseParser sse([&](std::string_view d) {
-    if (d == "[DONE]") done = true;
-    else if (sy::bench::chunk_tokens(d) > 0) o.started = true;
+    if (d == "[DONE]")
+      done = true;
+    else if (sy::bench::chunk_tokens(d) > 0)
+      o.started = true;
   });
-  const std::string body = "{\"prompt\": \"request " + std::to_string(i) +
-                           " asks for a few tokens\", \"max_tokens\": " +
-                           std::to_string(max_tokens) +
-                           ", \"temperature\": 0, \"ignore_eos\": true, \"stream\": true}";
+  const std::string body =
+      "{\"prompt\": \"request " + std::to_string(i) +
+      " asks for a few tokens\", \"max_tokens\": " + std::to_string(max_tokens) +
+      ", \"temperature\": 0, \"ignore_eos\": true, \"stream\": true}";
   try {
-    const int status = sy::bench::http_post(url, body, 60, [&](std::string_view b) { sse.feed(b); });
+    const int status =
+        sy::bench::http_post(url, body, 60, [&](std::string_view b) { sse.feed(b); });
     o.ok = status == 200 && done && o.started;
     if (!o.ok) o.error = "HTTP " + std::to_string(status) + (done ? "" : ", no [DONE]");
   } catch (const std::exception& e) {
@@ -173,9 +176,9 @@ class Cluster : public testing::Test {
     port_ = free_port();
     script_ = std::string(SWITCHYARD_SOURCE_DIR) + "/scripts/cluster.sh";
     common_ = " --dir '" + (dir_ / "run").string() + "'";
-    const auto [rc, out] = sh(script_ + " up --replicas 2 --config '" + cfg.string() + "' --port " +
-                              std::to_string(port_) + " --switchyard '" + SWITCHYARD_BIN + "'" +
-                              common_);
+    const auto [rc, out] =
+        sh(script_ + " up --replicas 2 --config '" + cfg.string() + "' --port " +
+           std::to_string(port_) + " --switchyard '" + SWITCHYARD_BIN + "'" + common_);
     up_ok_ = rc == 0;
     up_out_ = out;
   }
@@ -268,16 +271,16 @@ TEST_F(Cluster, PrometheusScrapesEveryReplica) {
     if (!all_up) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   EXPECT_TRUE(all_up);
-  const json q = json::parse(http_get(api + "query?query=vllm:num_requests_waiting"), nullptr, false);
+  const json q =
+      json::parse(http_get(api + "query?query=vllm:num_requests_waiting"), nullptr, false);
   ASSERT_FALSE(q.is_discarded());
   EXPECT_EQ(q["data"]["result"].size(), 2u) << q.dump();
 }
 
 TEST_F(Cluster, KillingAReplicaMidTrafficLosesNoRequestThatHadNotStartedStreaming) {
   std::string kill_out;
-  const Traffic t = drive(frontend(), 48, 8, 24, 12, [&] {
-    kill_out = sh(script_ + " kill-replica 1" + common_).second;
-  });
+  const Traffic t = drive(frontend(), 48, 8, 24, 12,
+                          [&] { kill_out = sh(script_ + " kill-replica 1" + common_).second; });
   EXPECT_NE(kill_out.find("killed replica 1"), std::string::npos) << kill_out;
   EXPECT_EQ(t.failed_unstarted(), 0u) << t.errors();
   // Only requests streaming from the killed replica at that moment may fail: at most the

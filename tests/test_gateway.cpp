@@ -31,32 +31,42 @@ TEST(GatewayMetrics, VllmGaugesFollowTheQueueAndTheKvCache) {
   EXPECT_EQ(metric(idle, "vllm:num_requests_waiting{model_name=\"tiny\"}"), 0);
   EXPECT_EQ(metric(idle, "vllm:num_requests_running{model_name=\"tiny\"}"), 0);
   EXPECT_EQ(metric(idle, "vllm:kv_cache_usage_perc{model_name=\"tiny\"}"), 0);
-  EXPECT_EQ(metric(idle, "vllm:cache_config_info{model_name=\"tiny\",block_size=\"16\","
-                         "num_gpu_blocks=\"40\"}"),
+  EXPECT_EQ(metric(idle,
+                   "vllm:cache_config_info{model_name=\"tiny\",block_size=\"16\","
+                   "num_gpu_blocks=\"40\"}"),
             1);
   EXPECT_NE(idle.find("# TYPE vllm:num_requests_waiting gauge"), std::string::npos);
 
   // Two requests wait out the scheduler's window, then run together.
-  auto send = [&] { return s.make_client()->Post("/v1/completions", sy::test::greedy("hello", 40).dump(), "application/json"); };
+  auto send = [&] {
+    return s.make_client()->Post("/v1/completions", sy::test::greedy("hello", 40).dump(),
+                                 "application/json");
+  };
   auto a = std::async(std::launch::async, send), b = std::async(std::launch::async, send);
-  EXPECT_TRUE(sy::test::eventually([&] {
-    return metric(s.metrics(), "vllm:num_requests_waiting{model_name=\"tiny\"}") == 2;
-  }, 1400)) << "both requests queued";
+  EXPECT_TRUE(sy::test::eventually(
+      [&] { return metric(s.metrics(), "vllm:num_requests_waiting{model_name=\"tiny\"}") == 2; },
+      1400))
+      << "both requests queued";
   bool saw_running = false, saw_usage = false;
-  EXPECT_TRUE(sy::test::eventually([&] {
-    const std::string m = s.metrics();
-    const double run = metric(m, "vllm:num_requests_running{model_name=\"tiny\"}");
-    if (run > 0) {
-      saw_running = true;
-      // The same count as the switchyard: gauge of the only variant.
-      EXPECT_EQ(run, metric(m, "switchyard:num_requests_running{model_name=\"tiny\",variant=\"default\"}"));
-    }
-    const double u = metric(m, "vllm:kv_cache_usage_perc{model_name=\"tiny\"}");
-    EXPECT_GE(u, 0);
-    EXPECT_LE(u, 1);
-    if (u > 0) saw_usage = true;
-    return saw_running && saw_usage;
-  }, 8000));
+  EXPECT_TRUE(sy::test::eventually(
+      [&] {
+        const std::string m = s.metrics();
+        const double run = metric(m, "vllm:num_requests_running{model_name=\"tiny\"}");
+        if (run > 0) {
+          saw_running = true;
+          // The same count as the switchyard: gauge of the only variant.
+          EXPECT_EQ(
+              run,
+              metric(m,
+                     "switchyard:num_requests_running{model_name=\"tiny\",variant=\"default\"}"));
+        }
+        const double u = metric(m, "vllm:kv_cache_usage_perc{model_name=\"tiny\"}");
+        EXPECT_GE(u, 0);
+        EXPECT_LE(u, 1);
+        if (u > 0) saw_usage = true;
+        return saw_running && saw_usage;
+      },
+      8000));
   EXPECT_EQ(a.get()->status, 200);
   EXPECT_EQ(b.get()->status, 200);
   const std::string done = s.metrics();
@@ -102,9 +112,9 @@ TEST(Health, DrainFinishesWhatRunsAndRefusesTheRest) {
     return s.make_client()->Post("/v1/completions", sy::test::greedy("hello", 8).dump(),
                                  "application/json");
   });
-  ASSERT_TRUE(sy::test::eventually([&] {
-    return metric(s.metrics(), "vllm:num_requests_waiting{model_name=\"tiny\"}") == 1;
-  }, 1400));
+  ASSERT_TRUE(sy::test::eventually(
+      [&] { return metric(s.metrics(), "vllm:num_requests_waiting{model_name=\"tiny\"}") == 1; },
+      1400));
   s.server->begin_drain();
   auto h = s.client->Get("/health");
   ASSERT_TRUE(h);

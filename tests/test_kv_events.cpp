@@ -58,22 +58,25 @@ std::set<uint64_t> as_set(const std::vector<uint64_t>& v) {
 // The bytes msgspec writes for vLLM's array_like structs: the batch [ts, events, dp_rank], each
 // event [tag, fields...] with every field that has no default present (nil when None).
 TEST(KvEventCodec, ArrayEncodingIsVllmsPositionalMsgpack) {
-  const std::string want = "93"                    // EventBatch: 3 fields
-                           "cb3ff8000000000000"    // ts = 1.5 (float64)
-                           "93"                    // 3 events
-                           "98"                    // BlockStored: tag + 7 fields
-                           "ab" + ascii_hex("BlockStored") +
-                           "9201cd012c"            // block_hashes [1, 300]
-                           "c0"                    // parent_block_hash None
-                           "920506"                // token_ids [5, 6]
-                           "01"                    // block_size 1
-                           "c0c0c0"                // lora_id, medium, lora_name None
-                           "93"                    // BlockRemoved: tag + 2 fields
-                           "ac" + ascii_hex("BlockRemoved") +
-                           "9101c0"                // block_hashes [1], medium None
-                           "91"                    // AllBlocksCleared: the tag alone
-                           "b0" + ascii_hex("AllBlocksCleared") +
-                           "00";                   // data_parallel_rank 0
+  const std::string want =
+      "93"                  // EventBatch: 3 fields
+      "cb3ff8000000000000"  // ts = 1.5 (float64)
+      "93"                  // 3 events
+      "98"                  // BlockStored: tag + 7 fields
+      "ab" +
+      ascii_hex("BlockStored") +
+      "9201cd012c"  // block_hashes [1, 300]
+      "c0"          // parent_block_hash None
+      "920506"      // token_ids [5, 6]
+      "01"          // block_size 1
+      "c0c0c0"      // lora_id, medium, lora_name None
+      "93"          // BlockRemoved: tag + 2 fields
+      "ac" +
+      ascii_hex("BlockRemoved") +
+      "9101c0"  // block_hashes [1], medium None
+      "91"      // AllBlocksCleared: the tag alone
+      "b0" +
+      ascii_hex("AllBlocksCleared") + "00";  // data_parallel_rank 0
   EXPECT_EQ(hex(sy::server::encode_kv_events(sample_batch())), want);
 }
 
@@ -85,7 +88,9 @@ TEST(KvEventCodec, MapEncodingNamesEveryFieldAndTagsWithType) {
   const std::string bytes = sy::server::encode_kv_events(b, KvEventEncoding::map);
   // The event is a map of 8: "type" first, then the fields in declaration order.
   const std::string h = hex(bytes);
-  EXPECT_EQ(h.substr(0, 24), "93cb3ff800000000000091" "88");
+  EXPECT_EQ(h.substr(0, 24),
+            "93cb3ff800000000000091"
+            "88");
   EXPECT_NE(h.find("a4" + ascii_hex("type") + "ab" + ascii_hex("BlockStored")), std::string::npos);
   EXPECT_NE(h.find("b1" + ascii_hex("parent_block_hash") + "07"), std::string::npos);
   EXPECT_NE(h.find("a6" + ascii_hex("medium") + "a3" + ascii_hex("GPU")), std::string::npos);
@@ -123,7 +128,9 @@ TEST(KvEventCodec, MalformedBatchesAreRefusedByName) {
     return std::string("no error");
   };
   EXPECT_EQ(error("\x91\xc0"), "malformed KV event batch: the batch has 1 fields");
-  EXPECT_EQ(error(std::string("\x92\xcb\x3f\xf8\0\0\0\0\0\0\x91\x91\xa3" "Foo", 16)),
+  EXPECT_EQ(error(std::string("\x92\xcb\x3f\xf8\0\0\0\0\0\0\x91\x91\xa3"
+                              "Foo",
+                              16)),
             "malformed KV event batch: unknown event tag 'Foo'");
   EXPECT_EQ(error(std::string("\x92\xcb\x3f\xf8\0\0\0\0\0\0\x91\x91\x01", 13)),
             "malformed KV event batch: an event's tag is not a string");
@@ -132,8 +139,10 @@ TEST(KvEventCodec, MalformedBatchesAreRefusedByName) {
 
 TEST(KvEventsConfig, ServeTableKeysAreCheckedWithTheirPosition) {
   const auto cfg = sy::server::parse_serve_config(
-      "[serve]\nkv_events = { endpoint = \"tcp://*:6000\", topic = \"kv@a@b\", encoding = \"map\" }\n"
-      "[model]\npath = \"m.gguf\"\n[backend]\nplugin = \"cpu_ref\"\n[scheduler]\nplugin = \"dynamic\"\n",
+      "[serve]\nkv_events = { endpoint = \"tcp://*:6000\", topic = \"kv@a@b\", encoding = \"map\" "
+      "}\n"
+      "[model]\npath = \"m.gguf\"\n[backend]\nplugin = \"cpu_ref\"\n[scheduler]\nplugin = "
+      "\"dynamic\"\n",
       "t.toml");
   ASSERT_TRUE(cfg.serve.kv_events.has_value());
   EXPECT_EQ(cfg.serve.kv_events->endpoint, "tcp://*:6000");
@@ -146,9 +155,11 @@ TEST(KvEventsConfig, ServeTableKeysAreCheckedWithTheirPosition) {
       << "off by default";
   auto error = [](const std::string& serve) {
     try {
-      sy::server::parse_serve_config("[serve]\n" + serve + "\n[model]\npath = \"m.gguf\"\n[backend]\n"
-                                     "plugin = \"cpu_ref\"\n[scheduler]\nplugin = \"dynamic\"\n",
-                                     "t.toml");
+      sy::server::parse_serve_config(
+          "[serve]\n" + serve +
+              "\n[model]\npath = \"m.gguf\"\n[backend]\n"
+              "plugin = \"cpu_ref\"\n[scheduler]\nplugin = \"dynamic\"\n",
+          "t.toml");
     } catch (const sy::ConfigError& e) {
       return std::string(e.what());
     }

@@ -25,8 +25,10 @@ void pack_hashes(Packer& p, const std::vector<uint64_t>& h) {
 }
 
 void pack_opt_str(Packer& p, const std::optional<std::string>& s) {
-  if (s) pack_str(p, *s);
-  else p.pack_nil();
+  if (s)
+    pack_str(p, *s);
+  else
+    p.pack_nil();
 }
 
 // The fields of one event after its tag, in declaration order; `key` names each for the map form.
@@ -36,8 +38,10 @@ void pack_fields(Packer& p, const KvEvent& e, Key key) {
     key("block_hashes");
     pack_hashes(p, e.hashes);
     key("parent_block_hash");
-    if (e.parent) p.pack_uint64(*e.parent);
-    else p.pack_nil();
+    if (e.parent)
+      p.pack_uint64(*e.parent);
+    else
+      p.pack_nil();
     key("token_ids");
     p.pack_array(static_cast<uint32_t>(e.tokens.size()));
     for (int32_t t : e.tokens) p.pack_int32(t);

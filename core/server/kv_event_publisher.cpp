@@ -26,8 +26,7 @@ std::string be64(int64_t v) {
 constexpr auto kCoalesce = std::chrono::milliseconds(2);
 
 double epoch_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 void send_frames(zmq::socket_t& s, std::initializer_list<std::string_view> frames) {
@@ -95,8 +94,10 @@ void KvEventPublisher::run(std::promise<void>& started) {
     pub.emplace(*ctx_, zmq::socket_type::pub);
     pub->set(zmq::sockopt::sndhwm, static_cast<int>(cfg_.hwm));
     pub->set(zmq::sockopt::linger, 1000);  // a closing server still sends what it queued
-    if (binds(cfg_.endpoint)) pub->bind(cfg_.endpoint);
-    else pub->connect(cfg_.endpoint);
+    if (binds(cfg_.endpoint))
+      pub->bind(cfg_.endpoint);
+    else
+      pub->connect(cfg_.endpoint);
     bound_ = pub->get(zmq::sockopt::last_endpoint);
     if (!cfg_.replay_endpoint.empty()) {
       router.emplace(*ctx_, zmq::socket_type::router);
@@ -106,8 +107,8 @@ void KvEventPublisher::run(std::promise<void>& started) {
     }
   } catch (const zmq::error_t& e) {
     started.set_exception(std::make_exception_ptr(std::runtime_error(
-        "kv_events: cannot open " + (pub && !bound_.empty() ? cfg_.replay_endpoint : cfg_.endpoint) +
-        ": " + e.what())));
+        "kv_events: cannot open " +
+        (pub && !bound_.empty() ? cfg_.replay_endpoint : cfg_.endpoint) + ": " + e.what())));
     return;
   }
   started.set_value();
@@ -120,12 +121,13 @@ void KvEventPublisher::run(std::promise<void>& started) {
       std::unique_lock<std::mutex> lk(mu_);
       // With a replay socket, wake up now and then to answer it.
       auto have = [&] { return stop_ || !pending_.empty(); };
-      if (router) cv_.wait_for(lk, std::chrono::milliseconds(20), have);
-      else cv_.wait(lk, have);
+      if (router)
+        cv_.wait_for(lk, std::chrono::milliseconds(20), have);
+      else
+        cv_.wait(lk, have);
       // Let the step that woke us finish publishing, so one request's new blocks travel as one
       // BlockStored (vLLM sends a batch per engine step).
-      if (!stop_ && !pending_.empty())
-        cv_.wait_for(lk, kCoalesce, [&] { return stop_; });
+      if (!stop_ && !pending_.empty()) cv_.wait_for(lk, kCoalesce, [&] { return stop_; });
       events.swap(pending_);
       in_flight_ = !events.empty();
       stopping = stop_;

@@ -15,9 +15,9 @@
 #pragma once
 
 #include <condition_variable>
-#include <future>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>

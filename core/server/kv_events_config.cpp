@@ -17,7 +17,8 @@ KvEventsConfig read_kv_events(const std::string& origin, const toml::table& t) {
   r.read_int("hwm", c.hwm, 0, 100'000'000);
   std::string enc = "array";
   r.read_string("encoding", enc);
-  if (enc == "map") c.encoding = KvEventEncoding::map;
+  if (enc == "map")
+    c.encoding = KvEventEncoding::map;
   else if (enc != "array")
     r.fail(*t.get("encoding"), "encoding", "expected \"array\" or \"map\", got '" + enc + "'");
   r.read_string("medium", c.medium);

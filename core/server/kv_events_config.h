@@ -3,9 +3,9 @@
 // vLLM's KVEventsConfig names.
 #pragma once
 
+#include <toml++/toml.h>
 #include <cstdint>
 #include <string>
-#include <toml++/toml.h>
 
 #include "server/kv_event_codec.h"
 

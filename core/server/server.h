@@ -71,7 +71,8 @@ class Server {
   ServerOverrides over_;
   std::optional<ServeConfig> deferred_;  // defer_load: what start() loads
   std::atomic<Readiness> readiness_{Readiness::loading};
-  std::unique_ptr<KvEventPublisher> kv_events_;  // outlives every variant (their caches report to it)
+  // Declared before the variants' owners: it outlives every cache that reports to it.
+  std::unique_ptr<KvEventPublisher> kv_events_;
   std::unique_ptr<ServeMetrics> metrics_;
   Router router_;
   std::unique_ptr<Reloader> reloader_;
