@@ -185,6 +185,7 @@ class Cluster : public testing::Test {
   static void TearDownTestSuite() {
     const auto [rc, out] = sh(script_ + " down" + common_);
     EXPECT_EQ(rc, 0) << out;
+    if (rc == 0 && !testing::Test::HasFailure()) fs::remove_all(dir_);  // keep logs of a failure
   }
   void SetUp() override { ASSERT_TRUE(up_ok_) << up_out_; }
 

@@ -43,6 +43,12 @@ struct ClusterRow {
 // last one still meets the SLO, 1.5 times the previous, up to kClusterProbeMax.
 inline constexpr double kClusterProbeFractions[] = {0.5, 1.0, 1.5, 2.0, 3.0};
 inline constexpr double kClusterProbeMax = 16;
+// Each probe offers its rate for this long (bounded in requests); a point counts as carried
+// when it meets the SLO with no failure and its throughput is at least kClusterKeepUp of the
+// offered rate.
+inline constexpr double kClusterProbeSeconds = 10;
+inline constexpr uint32_t kClusterProbeMaxRequests = 600;
+inline constexpr double kClusterKeepUp = 0.9;
 
 // "http://host:port" (no path) becomes ".../v1/completions".
 std::string completions_url(const std::string& endpoint);
@@ -50,7 +56,8 @@ std::string completions_url(const std::string& endpoint);
 // Drives the frontend; `cap` is the in-process variant's capacity result.
 ClusterRow measure_cluster(const CompareConfig& cfg, const std::string& variant,
                            const CapacityResult& cap, const std::string& endpoint,
-                           uint32_t replicas, Progress& progress);
+                           uint32_t replicas, Progress& progress,
+                           double probe_seconds = kClusterProbeSeconds);
 
 // Rows read from `path` (none when missing), `row` replacing one of the same replica count.
 std::vector<ClusterRow> merge_cluster_rows(const std::filesystem::path& path, ClusterRow row);
