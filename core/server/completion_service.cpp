@@ -60,6 +60,24 @@ std::string request_id(const httplib::Request& req, bool chat, std::atomic<uint6
 }
 
 // Streams one request's events until it finishes; false ends the response (client gone).
+// Waits until `ready()` holds (called under the channel's lock). False when the client went
+// away first: the request is cancelled (nobody will read the answer) and its finish awaited.
+template <class Ready>
+bool wait_or_cancel(Admitted& a, Ready ready) {
+  std::unique_lock<std::mutex> lk(a.ch->mu);
+  while (!ready()) {
+    a.ch->cv.wait_for(lk, kPoll, ready);
+    if (!ready() && peer_closed(a.fd)) {
+      lk.unlock();
+      a.runner->cancel(a.id);
+      lk.lock();
+      a.ch->cv.wait(lk, [&] { return a.ch->outcome.has_value(); });
+      return false;
+    }
+  }
+  return true;
+}
+
 class Streamer {
  public:
   Streamer(Admitted a, const text::Tokenizer& tok, double timeout_s, ServeMetrics* metrics)
@@ -244,6 +262,13 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
     res.set_header("X-Switchyard-Variant", a.meta.variant);
     res.set_header("X-Switchyard-Generation", std::to_string(a.runner->generation()));
     if (cr.stream) {
+      // The headers wait for the first token (or the end): until they are out, a load balancer
+      // in front may still send the request to another replica should this one die (HAProxy's
+      // retry-on empty-response); after, it cannot.
+      if (!wait_or_cancel(a, [&] { return !a.ch->tokens.empty() || a.ch->outcome.has_value(); })) {
+        res.status = 499;
+        return;
+      }
       res.set_header("Cache-Control", "no-cache");
       auto s = std::make_shared<Streamer>(a, *tok, timeout_s, &metrics_);
       res.set_chunked_content_provider(
@@ -253,18 +278,11 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
           });
       return;
     }
-    std::unique_lock<std::mutex> lk(a.ch->mu);
-    while (!a.ch->outcome) {
-      a.ch->cv.wait_for(lk, kPoll, [&] { return a.ch->outcome.has_value(); });
-      if (!a.ch->outcome && peer_closed(a.fd)) {
-        lk.unlock();
-        a.runner->cancel(a.id);  // nobody will read the answer
-        lk.lock();
-        a.ch->cv.wait(lk, [&] { return a.ch->outcome.has_value(); });
-        res.status = 499;  // nginx's "client closed request"; never reaches the client
-        return;
-      }
+    if (!wait_or_cancel(a, [&] { return a.ch->outcome.has_value(); })) {
+      res.status = 499;  // nginx's "client closed request"; never reaches the client
+      return;
     }
+    std::unique_lock<std::mutex> lk(a.ch->mu);
     const Outcome o = *a.ch->outcome;
     lk.unlock();
     if (o.timed_out) {
