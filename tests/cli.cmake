@@ -23,3 +23,8 @@ set_tests_properties(cli_run_bad_plugin PROPERTIES ENVIRONMENT SWITCHYARD_PLUGIN
   PASS_REGULAR_EXPRESSION "switchyard_scheduler_bad_major.so: ABI major version mismatch: plugin implements 2.0")
 add_test(NAME cli_unknown_option COMMAND ${SY_CLI} mkmodel --out x.gguf --n-layers 3)
 set_tests_properties(cli_unknown_option PROPERTIES PASS_REGULAR_EXPRESSION "unknown option --n-layers")
+# switchyard eval against an in-process forward (runs the binary from the test).
+switchyard_add_test(test_cli_eval SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_eval.cpp
+  LIBS switchyard_core)
+target_compile_definitions(test_cli_eval PRIVATE SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
+add_dependencies(test_cli_eval switchyard switchyard_backend_cpu_ref)
