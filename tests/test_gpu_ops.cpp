@@ -19,6 +19,7 @@
 
 #include "dtype_util.h"
 #include "gpu_fixture.h"
+#include "rope_ext_args.h"
 #include "test_rng.h"
 
 namespace {
@@ -269,6 +270,15 @@ TEST_P(GpuOps, RmsNormInPlaceAndSoftmax) {
   }
 }
 
+// Error scale of a rotation: the pair's norm and the element, times the rotation's gain.
+std::vector<double> rope_mag(const std::vector<float>& x, double gain) {
+  std::vector<double> mag(x.size(), 0.0);
+  for (size_t i = 0; i < x.size(); i += 2)
+    mag[i] = mag[i + 1] = gain * (std::hypot((double)x[i], (double)x[i + 1]) + std::fabs(x[i]));
+  for (size_t i = 0; i < x.size(); ++i) mag[i] = std::max(mag[i], std::fabs((double)x[i]));
+  return mag;
+}
+
 TEST_P(GpuOps, RopeBothModesAtLargePositions) {
   const int64_t D = 64, H = 3, T = 4;
   const std::vector<int32_t> pos = {0, 7, 511, 3071};
@@ -284,11 +294,52 @@ TEST_P(GpuOps, RopeBothModesAtLargePositions) {
             << h.error();
         out[g] = h.read(tx);
       });
-      std::vector<double> mag(x.size(), 0.0);
-      for (size_t i = 0; i < x.size(); i += 2)
-        mag[i] = mag[i + 1] = 2 * std::hypot((double)x[i], (double)x[i + 1]) + 2 * std::fabs(x[i]);
-      for (size_t i = 0; i < x.size(); ++i) mag[i] = std::max(mag[i], std::fabs((double)x[i]));
-      EXPECT_TRUE(close(out[1], out[0], mag));
+      EXPECT_TRUE(close(out[1], out[0], rope_mag(x, 2)));
+    }
+}
+
+// rope_ext: frequency factors (some small, so angles reach thousands of radians), YaRN and a
+// magnitude factor, both modes and a partial rotation; the GPU runs ggml's F32 recipe too, so it
+// agrees with cpu_ref to F32 rounding even at the large angles.
+TEST_P(GpuOps, RopeExtFactorsAndYarn) {
+  const int64_t D = 64, H = 3, T = 4;
+  const std::vector<int32_t> pos = {0, 7, 511, 3071};
+  Rng rng(14);
+  const auto x = rng.vec(D * H * T, -2, 2);
+  for (uint32_t mode : {SY_ROPE_NORM, SY_ROPE_NEOX})
+    for (uint32_t n_rot : {64u, 32u})
+      for (float ext : {0.0f, 1.0f}) {
+        SCOPED_TRACE("mode=" + std::to_string(mode) + " n_rot=" + std::to_string(n_rot) +
+                     " ext=" + std::to_string(ext));
+        std::vector<float> ff = rng.vec(n_rot / 2, 0.5f, 4.0f);
+        ff[1] = 0.01f;
+        std::vector<float> out[2];
+        both([&](Handle& h, bool g) {
+          sy_tensor tx = h.make(x, {D, H, T}), tf = h.make(ff, {(int64_t)n_rot / 2});
+          const auto a = sy::test::rope_ext_args(&tx, pos.data(), &tf, n_rot, mode, ext);
+          ASSERT_EQ(h.api().rope_ext(h.get(), &a), SY_OK) << h.error();
+          out[g] = h.read(tx);
+        });
+        EXPECT_TRUE(close(out[1], out[0], rope_mag(x, 3)));
+      }
+}
+
+TEST_P(GpuOps, BiasScaleBothOrdersInPlace) {
+  Rng rng(15);
+  const int64_t n = 333, rows = 7;
+  const auto x = rng.vec(n * rows, -4, 4), bias = rng.vec(n, -1, 1);
+  for (uint32_t order : {SY_SCALE_THEN_BIAS, SY_BIAS_THEN_SCALE})
+    for (bool with_bias : {true, false}) {
+      std::vector<float> out[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor tx = h.make(x, {n, rows}), tb = h.make(bias, {n});
+        const sy_bias_scale_args a{
+            sizeof(sy_bias_scale_args), order, &tx, with_bias ? &tb : nullptr, &tx, 0.625f, 0};
+        ASSERT_EQ(h.api().bias_scale(h.get(), &a), SY_OK) << h.error();
+        out[g] = h.read(tx);
+      });
+      EXPECT_TRUE(close(out[1], out[0], abs_of(out[0])))
+          << "order " << order << " bias " << with_bias;
     }
 }
 

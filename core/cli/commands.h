@@ -6,6 +6,7 @@ namespace sy::cli {
 int cmd_mkmodel(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_info(int argc, char** argv);
+int cmd_eval(int argc, char** argv);
 int cmd_plugins(int argc, char** argv);
 int cmd_bench_backend(int argc, char** argv);
 int cmd_bench_hybrid(int argc, char** argv);
