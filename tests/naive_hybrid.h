@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "gguf/gguf.h"
 
 namespace sy::test {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "gguf/gguf.h"
 
 namespace sy::test {

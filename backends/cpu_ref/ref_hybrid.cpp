@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "ref_backend.h"
 
 namespace sy::cpu_ref {

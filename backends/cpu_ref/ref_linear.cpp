@@ -1,7 +1,7 @@
 // get_rows and matmul: dequantise a weight row to F32, then plain loops.
 #include <vector>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "ref_backend.h"
 
 namespace sy::cpu_ref {
