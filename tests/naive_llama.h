@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "switchyard/common/dtype.h"
 #include "gguf/gguf.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::test {
 

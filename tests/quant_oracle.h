@@ -31,19 +31,32 @@ struct Format {
 // ggml's block sizes, spelled out here rather than read from the library's table.
 inline Format format(uint32_t t) {
   switch (t) {
-    case SY_DTYPE_Q4_0: return {32, 18};
-    case SY_DTYPE_Q4_1: return {32, 20};
-    case SY_DTYPE_Q5_0: return {32, 22};
-    case SY_DTYPE_Q5_1: return {32, 24};
-    case SY_DTYPE_Q8_0: return {32, 34};
-    case SY_DTYPE_IQ4_NL: return {32, 18};
-    case SY_DTYPE_Q2_K: return {256, 84};
-    case SY_DTYPE_Q3_K: return {256, 110};
-    case SY_DTYPE_Q4_K: return {256, 144};
-    case SY_DTYPE_Q5_K: return {256, 176};
-    case SY_DTYPE_Q6_K: return {256, 210};
-    case SY_DTYPE_IQ4_XS: return {256, 136};
-    default: return {0, 0};
+    case SY_DTYPE_Q4_0:
+      return {32, 18};
+    case SY_DTYPE_Q4_1:
+      return {32, 20};
+    case SY_DTYPE_Q5_0:
+      return {32, 22};
+    case SY_DTYPE_Q5_1:
+      return {32, 24};
+    case SY_DTYPE_Q8_0:
+      return {32, 34};
+    case SY_DTYPE_IQ4_NL:
+      return {32, 18};
+    case SY_DTYPE_Q2_K:
+      return {256, 84};
+    case SY_DTYPE_Q3_K:
+      return {256, 110};
+    case SY_DTYPE_Q4_K:
+      return {256, 144};
+    case SY_DTYPE_Q5_K:
+      return {256, 176};
+    case SY_DTYPE_Q6_K:
+      return {256, 210};
+    case SY_DTYPE_IQ4_XS:
+      return {256, 136};
+    default:
+      return {0, 0};
   }
 }
 
@@ -53,19 +66,25 @@ inline float decode32(uint32_t t, const uint8_t* b, int v) {
   // nibble of byte v - 16.
   auto code4 = [](const uint8_t* qs, int v) { return v < 16 ? qs[v] % 16 : qs[v - 16] / 16; };
   auto bit5 = [](const uint8_t* qh, int v) {
-    const uint32_t h = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 |
-                       (uint32_t)qh[3] << 24;
+    const uint32_t h =
+        (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
     return (int)((h >> v) & 1u) * 16;
   };
   switch (t) {
-    case SY_DTYPE_Q4_0: return (float)(code4(b + 2, v) - 8) * half_at(b);
-    case SY_DTYPE_Q4_1: return (float)code4(b + 4, v) * half_at(b) + half_at(b + 2);
-    case SY_DTYPE_Q5_0: return (float)(code4(b + 6, v) + bit5(b + 2, v) - 16) * half_at(b);
+    case SY_DTYPE_Q4_0:
+      return (float)(code4(b + 2, v) - 8) * half_at(b);
+    case SY_DTYPE_Q4_1:
+      return (float)code4(b + 4, v) * half_at(b) + half_at(b + 2);
+    case SY_DTYPE_Q5_0:
+      return (float)(code4(b + 6, v) + bit5(b + 2, v) - 16) * half_at(b);
     case SY_DTYPE_Q5_1:
       return (float)(code4(b + 8, v) + bit5(b + 4, v)) * half_at(b) + half_at(b + 2);
-    case SY_DTYPE_Q8_0: return (float)(int8_t)b[2 + v] * half_at(b);
-    case SY_DTYPE_IQ4_NL: return half_at(b) * (float)kLevels[code4(b + 2, v)];
-    default: return 0;
+    case SY_DTYPE_Q8_0:
+      return (float)(int8_t)b[2 + v] * half_at(b);
+    case SY_DTYPE_IQ4_NL:
+      return half_at(b) * (float)kLevels[code4(b + 2, v)];
+    default:
+      return 0;
   }
 }
 
@@ -82,11 +101,11 @@ inline float decode256(uint32_t t, const uint8_t* b, int v) {
     case SY_DTYPE_Q3_K: {  // hmask[32] qs[64] scales[12] d
       const int s = v / 16;
       const uint8_t* scales = b + 96;
-      const int low = (scales[s % 8] >> (4 * (s / 8))) & 15;   // nibble s / 8 of byte s % 8
+      const int low = (scales[s % 8] >> (4 * (s / 8))) & 15;      // nibble s / 8 of byte s % 8
       const int high = (scales[8 + s % 4] >> (2 * (s / 4))) & 3;  // 2 bits of bytes 8..11
       const int scale = (low + 16 * high) - 32;                   // signed 6 bits
       const int q2 = (b[32 + 32 * half + lane] >> (2 * plane)) & 3;
-      const bool hbit = (b[lane] >> (4 * half + plane)) & 1;      // hmask[lane], bit v / 32
+      const bool hbit = (b[lane] >> (4 * half + plane)) & 1;  // hmask[lane], bit v / 32
       return half_at(b + 108) * (float)scale * (float)(q2 - (hbit ? 0 : 4));
     }
     case SY_DTYPE_Q4_K:
@@ -124,7 +143,8 @@ inline float decode256(uint32_t t, const uint8_t* b, int v) {
       const int code = l < 16 ? qs[l] % 16 : qs[l - 16] / 16;
       return half_at(b) * (float)(ls - 32) * (float)kLevels[code];
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 

@@ -16,13 +16,14 @@
 namespace sy::test {
 
 inline std::filesystem::path reference_models() {
-  return std::filesystem::path(SWITCHYARD_SOURCE_DIR) / ".." / "shared" / "ggml-reference" / "models";
+  return std::filesystem::path(SWITCHYARD_SOURCE_DIR) / ".." / "shared" / "ggml-reference" /
+         "models";
 }
 
 // The tiny-llama-<TYPE>.gguf files llama-quantize wrote from tiny-llama-f32.gguf.
 inline const std::vector<std::string>& reference_quant_types() {
-  static const std::vector<std::string> types = {"Q4_0", "Q4_1",   "Q5_0",   "Q5_1",
-                                                 "Q8_0", "Q2_K",   "Q3_K_M", "Q4_K_M",
+  static const std::vector<std::string> types = {"Q4_0",   "Q4_1", "Q5_0",   "Q5_1",
+                                                 "Q8_0",   "Q2_K", "Q3_K_M", "Q4_K_M",
                                                  "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS"};
   return types;
 }

@@ -29,8 +29,9 @@ using sy::gguf::Writer;
 
 constexpr uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kI32 = 26, kBF16 = 30;
 // Every type the reader accepts, as a refusal lists them.
-#define kSupportedTypes \
-  "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, I32"
+#define kSupportedTypes                                                                          \
+  "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, " \
+  "I32"
 constexpr uint32_t kTypeU32 = 4, kTypeString = 8, kTypeArray = 9, kTypeU64 = 10;
 
 // Little-endian byte builder for hand-crafted files.
@@ -727,8 +728,8 @@ TEST(GgufReject, BadTensorType) {
               "supported types: " kSupportedTypes));
   EXPECT_EQ(Reject(Bytes().header(1, 0).tensor("w", {4}, 1000, 0).align(32).zeros(32).b),
             E(Errc::bad_tensor_type,
-              "t.gguf: bad_tensor_type: tensor 'w' type 1000 is unknown; supported types: "
-              kSupportedTypes));
+              "t.gguf: bad_tensor_type: tensor 'w' type 1000 is unknown; supported "
+              "types: " kSupportedTypes));
   EXPECT_EQ(Reject(Bytes().header(1, 0).tensor("w", {33}, kQ8_0, 0).align(32).zeros(64).b),
             E(Errc::bad_tensor_type,
               "t.gguf: bad_tensor_type: tensor 'w' ne[0] = 33 is not a "

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "switchyard/common/dtype.h"
 #include "gpu_fixture.h"
+#include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
@@ -27,10 +27,10 @@ using sy::test::Handle;
 
 constexpr double kTol = 2e-5;
 // Every weight type of the dtype table, each decoded in the kernels (quant_load.cuh).
-const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,    SY_DTYPE_F16,  SY_DTYPE_BF16, SY_DTYPE_Q8_0,
-                                  SY_DTYPE_Q4_0,   SY_DTYPE_Q4_1, SY_DTYPE_Q5_0, SY_DTYPE_Q5_1,
-                                  SY_DTYPE_Q2_K,   SY_DTYPE_Q3_K, SY_DTYPE_Q4_K, SY_DTYPE_Q5_K,
-                                  SY_DTYPE_Q6_K,   SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
+const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,  SY_DTYPE_Q8_0,
+                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,  SY_DTYPE_Q5_1,
+                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,  SY_DTYPE_Q5_K,
+                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
 bool block_elems_is_256(uint32_t dt) {
   return sy::dtype::block_elems(dt) == 256;
 }

@@ -26,10 +26,9 @@ struct Rng : sy::test::XorShiftRng {
   }
 };
 
-const uint32_t kBlockTypes[] = {SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,  SY_DTYPE_Q5_0, SY_DTYPE_Q5_1,
-                                SY_DTYPE_Q8_0, SY_DTYPE_Q2_K,  SY_DTYPE_Q3_K, SY_DTYPE_Q4_K,
-                                SY_DTYPE_Q5_K, SY_DTYPE_Q6_K,  SY_DTYPE_IQ4_NL,
-                                SY_DTYPE_IQ4_XS};
+const uint32_t kBlockTypes[] = {SY_DTYPE_Q4_0, SY_DTYPE_Q4_1, SY_DTYPE_Q5_0,   SY_DTYPE_Q5_1,
+                                SY_DTYPE_Q8_0, SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,
+                                SY_DTYPE_Q5_K, SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
 
 uint16_t f16_bits(float f) {
   const _Float16 h = (_Float16)f;
@@ -45,15 +44,25 @@ void put_half(uint8_t* p, float f) {
 // Byte offsets of a block's f16 fields (ggml-common.h), so random blocks get finite scales.
 std::vector<int> half_fields(uint32_t t) {
   switch (t) {
-    case SY_DTYPE_Q4_0: case SY_DTYPE_Q5_0: case SY_DTYPE_Q8_0: case SY_DTYPE_IQ4_NL:
+    case SY_DTYPE_Q4_0:
+    case SY_DTYPE_Q5_0:
+    case SY_DTYPE_Q8_0:
+    case SY_DTYPE_IQ4_NL:
     case SY_DTYPE_IQ4_XS:
       return {0};
-    case SY_DTYPE_Q4_1: case SY_DTYPE_Q5_1: case SY_DTYPE_Q4_K: case SY_DTYPE_Q5_K:
+    case SY_DTYPE_Q4_1:
+    case SY_DTYPE_Q5_1:
+    case SY_DTYPE_Q4_K:
+    case SY_DTYPE_Q5_K:
       return {0, 2};
-    case SY_DTYPE_Q2_K: return {80, 82};
-    case SY_DTYPE_Q3_K: return {108};
-    case SY_DTYPE_Q6_K: return {208};
-    default: return {};
+    case SY_DTYPE_Q2_K:
+      return {80, 82};
+    case SY_DTYPE_Q3_K:
+      return {108};
+    case SY_DTYPE_Q6_K:
+      return {208};
+    default:
+      return {};
   }
 }
 
@@ -120,7 +129,7 @@ TEST(QuantFormats, LegacySignsAndFifthBit) {
 
   std::vector<uint8_t> q5(22, 0);
   put_half(q5.data(), 1.0f);
-  q5[2 + 3] = 0x80;  // qh bit 31: value 31 gets +16
+  q5[2 + 3] = 0x80;   // qh bit 31: value 31 gets +16
   q5[6 + 15] = 0xF0;  // value 31's low nibble 15
   auto v5 = library_decode(SY_DTYPE_Q5_0, q5, 32);
   EXPECT_EQ(v5[31], 15.0f);   // 31 - 16
@@ -188,8 +197,8 @@ TEST(QuantFormats, Q6KAndQ2KScales) {
   std::vector<uint8_t> b6(210, 0);
   put_half(&b6[208], 0.5f);
   for (int s = 0; s < 16; ++s) b6[192 + s] = (uint8_t)(int8_t)(s % 2 ? -3 * s : 2 * s + 1);
-  b6[0] = 0x2F;       // value 0 low nibble 15, value 64 low nibble 2
-  b6[128] = 0xC3;     // value 0 high bits 3, value 96 high bits 3
+  b6[0] = 0x2F;    // value 0 low nibble 15, value 64 low nibble 2
+  b6[128] = 0xC3;  // value 0 high bits 3, value 96 high bits 3
   const auto v6 = library_decode(SY_DTYPE_Q6_K, b6, 256);
   EXPECT_EQ(v6[0], 0.5f * 1 * (float)(15 + 48 - 32));
   EXPECT_EQ(v6[64], 0.5f * 9 * (float)(2 - 32));
@@ -250,10 +259,10 @@ struct RoundTrip {
 // sit at those; the bounds leave ~15% headroom on this fixed data. A wrong scale or layout gives
 // errors near 1.
 const RoundTrip kRoundTrips[] = {
-    {SY_DTYPE_Q8_0, 0.0065}, {SY_DTYPE_Q6_K, 0.021},   {SY_DTYPE_Q5_1, 0.044},
-    {SY_DTYPE_Q5_0, 0.05},   {SY_DTYPE_Q5_K, 0.042},   {SY_DTYPE_Q4_1, 0.09},
-    {SY_DTYPE_Q4_0, 0.1},    {SY_DTYPE_Q4_K, 0.083},   {SY_DTYPE_IQ4_NL, 0.089},
-    {SY_DTYPE_IQ4_XS, 0.089}, {SY_DTYPE_Q3_K, 0.175},  {SY_DTYPE_Q2_K, 0.34},
+    {SY_DTYPE_Q8_0, 0.0065},  {SY_DTYPE_Q6_K, 0.021}, {SY_DTYPE_Q5_1, 0.044},
+    {SY_DTYPE_Q5_0, 0.05},    {SY_DTYPE_Q5_K, 0.042}, {SY_DTYPE_Q4_1, 0.09},
+    {SY_DTYPE_Q4_0, 0.1},     {SY_DTYPE_Q4_K, 0.083}, {SY_DTYPE_IQ4_NL, 0.089},
+    {SY_DTYPE_IQ4_XS, 0.089}, {SY_DTYPE_Q3_K, 0.175}, {SY_DTYPE_Q2_K, 0.34},
 };
 
 TEST(QuantFormats, ReferenceQuantizersRoundTripWithinTheirError) {

@@ -50,7 +50,8 @@ TEST(QuantMixAgainstLlamaQuantize, EveryFileTypeWritesLlamaCppsTypesAndBytes) {
     const dtype::FileType* ft = dtype::find_file_type(type);
     ASSERT_NE(ft, nullptr);
     auto mine = sy::gguf::File::open(write(tiny_llama(), type, 11));
-    auto ref = sy::gguf::File::open(sy::test::reference_models() / ("tiny-llama-" + type + ".gguf"));
+    auto ref =
+        sy::gguf::File::open(sy::test::reference_models() / ("tiny-llama-" + type + ".gguf"));
     EXPECT_EQ(mine->get_uint("general.file_type"), ref->get_uint("general.file_type"));
     EXPECT_EQ(*mine->get_uint("general.file_type"), ft->id);
     EXPECT_EQ(mine->get_uint("general.quantization_version"), std::optional<uint64_t>(2));

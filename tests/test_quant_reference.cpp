@@ -36,8 +36,8 @@ TEST(ReferenceQuantizers, EveryTensorOfEveryReferenceFileIsByteExact) {
       int64_t bad = 0;
       for (int64_t b = 0; b < blocks; ++b)
         bad += std::memcmp(mine.data() + b * bb, t.data + b * bb, bb) != 0;
-      EXPECT_EQ(bad, 0) << t.name << " (" << dtype::name(t.type) << "): " << bad << " of "
-                        << blocks << " blocks differ";
+      EXPECT_EQ(bad, 0) << t.name << " (" << dtype::name(t.type) << "): " << bad << " of " << blocks
+                        << " blocks differ";
       if (bad == 0) exact_types.insert(t.type);
     }
   }

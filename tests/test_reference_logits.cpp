@@ -48,8 +48,9 @@ std::vector<Case> cases() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, ReferenceLogits, testing::ValuesIn(cases()),
-                         [](const auto& info) { return info.param.backend + "_" + info.param.type; });
+INSTANTIATE_TEST_SUITE_P(Files, ReferenceLogits, testing::ValuesIn(cases()), [](const auto& info) {
+  return info.param.backend + "_" + info.param.type;
+});
 
 // Generated files of the mixed types (small rows: most tensors take llama-quantize's fallback
 // types) run and agree with the naive forward pass on the same dequantised weights.
@@ -71,12 +72,13 @@ TEST_P(GeneratedMixes, LogitsMatchTheNaiveForwardPass) {
   EXPECT_LT(sy::test::nmse(flat, got), 1e-7);  // as test_llama_model: activation rounding only
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, GeneratedMixes,
-    testing::Values(Case{"cpu_ref", "q4_k_m"}, Case{"cpu_onednn", "q4_k_m"},
-                    Case{"cpu_onednn", "q2_k"}, Case{"cpu_onednn", "q3_k_s"},
-                    Case{"cpu_onednn", "q5_k_s"}, Case{"cpu_onednn", "iq4_xs"},
-                    Case{"cpu_onednn", "q4_1"}),
-    [](const auto& info) { return info.param.backend + "_" + info.param.type; });
+INSTANTIATE_TEST_SUITE_P(Types, GeneratedMixes,
+                         testing::Values(Case{"cpu_ref", "q4_k_m"}, Case{"cpu_onednn", "q4_k_m"},
+                                         Case{"cpu_onednn", "q2_k"}, Case{"cpu_onednn", "q3_k_s"},
+                                         Case{"cpu_onednn", "q5_k_s"}, Case{"cpu_onednn", "iq4_xs"},
+                                         Case{"cpu_onednn", "q4_1"}),
+                         [](const auto& info) {
+                           return info.param.backend + "_" + info.param.type;
+                         });
 
 }  // namespace

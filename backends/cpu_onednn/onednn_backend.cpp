@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "switchyard/common/dtype.h"
 #include "fused_dot.h"
 #include "onednn_factory.h"
 #include "quant_weights.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cpu_onednn {
 namespace {

@@ -19,7 +19,7 @@ void dequantised_matmul(GemmCache& gemm, std::vector<float>& scratch, const plug
                         const plugin::Tensor& w, const plugin::Tensor& y, int threads);
 
 // dst row i = table row ids[i], dequantised.
-void dequantised_get_rows(const plugin::Tensor& table, const int32_t* ids, const plugin::Tensor& dst,
-                          int threads);
+void dequantised_get_rows(const plugin::Tensor& table, const int32_t* ids,
+                          const plugin::Tensor& dst, int threads);
 
 }  // namespace sy::cpu_onednn

@@ -6,8 +6,8 @@
 #include <numeric>
 #include <vector>
 
-#include "switchyard/common/dtype.h"
 #include "ref_backend.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cpu_ref {
 namespace {

@@ -20,7 +20,7 @@ inline unsigned grid_for(int64_t n, int threads = kThreads) {
 // Runs body with DT bound to a weight dtype as a compile-time constant: every type of the dtype
 // table (device.h's kWeightDtypes); a type the table gains needs a case here and a decoder in
 // quant_load.cuh.
-#define SY_WEIGHT_DTYPE_CASE(T, ...)   \
+#define SY_WEIGHT_DTYPE_CASE(T, ...) \
   case SY_DTYPE_##T: {               \
     constexpr int DT = SY_DTYPE_##T; \
     __VA_ARGS__;                     \

@@ -99,7 +99,8 @@ __device__ __forceinline__ float load_quant(const uint8_t* row, int64_t k) {
     static_assert(DT == SY_DTYPE_IQ4_XS, "load_quant: a weight dtype without a GPU decoder");
     const BlockIq4Xs* b = reinterpret_cast<const BlockIq4Xs*>(row) + k / 256;
     const int v = (int)(k % 256), s = v / 32;
-    const int ls = ((b->scales_l[s / 2] >> (4 * (s % 2))) & 15) | ((b->scales_h >> (2 * s)) & 3) << 4;
+    const int ls = ((b->scales_l[s / 2] >> (4 * (s % 2))) & 15) | ((b->scales_h >> (2 * s)) & 3)
+                                                                      << 4;
     const float dl = __fmul_rn(sy_half_to_float(b->d), (float)(ls - 32));
     return __fmul_rn(dl, iq4_level(nibble32(b->qs + 16 * s, v % 32)));
   }

@@ -5,8 +5,8 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "switchyard/common/dtype.h"
 #include "gguf/gguf.h"
+#include "switchyard/common/dtype.h"
 #include "switchyard/common/file_type.h"
 
 namespace sy::cli {

@@ -20,7 +20,8 @@ int cmd_mkmodel(int argc, char** argv) {
     for (const auto& p : model::preset_names()) presets += " " + p;
     std::printf(
         "usage: switchyard mkmodel --out F.gguf [--preset P] [--shape S.toml] [--dtype T]\n"
-        "                          [--seed N] [--n-vocab N --n-ctx N --n-embd N --n-layer N --n-ff N\n"
+        "                          [--seed N] [--n-vocab N --n-ctx N --n-embd N --n-layer N --n-ff "
+        "N\n"
         "                           --n-head N --n-head-kv N --tied]\n"
         "presets:%s (default dense-tiny)\n"
         "dtypes (llama-quantize's file types and per-tensor mixes, default f32): %s\n",

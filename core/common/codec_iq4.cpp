@@ -97,7 +97,8 @@ void iq4_xs_to_f32(const void* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n / kSuperBlock; ++i) {
     const float d = half(b[i].d);
     for (int s = 0; s < 8; ++s, dst += kB) {
-      const int ls = ((b[i].scales_l[s / 2] >> (4 * (s % 2))) & 15) | ((b[i].scales_h >> (2 * s)) & 3) << 4;
+      const int ls =
+          ((b[i].scales_l[s / 2] >> (4 * (s % 2))) & 15) | ((b[i].scales_h >> (2 * s)) & 3) << 4;
       const float dl = d * (float)(ls - 32);
       for (int j = 0; j < kB; ++j) dst[j] = dl * (float)kIq4nlLevels[nibble(b[i].qs + 16 * s, j)];
     }
@@ -111,7 +112,8 @@ void iq4_xs_from_f32(const float* x, void* dst, int64_t n) {
     float max_scale = 0, amax_scale = 0;  // the signed block scale of largest magnitude
     for (int s = 0; s < 8; ++s) {
       scales[s] = fit_block(x + kB * s, L + kB * s);
-      if (std::fabs(scales[s]) > amax_scale) amax_scale = std::fabs(scales[s]), max_scale = scales[s];
+      if (std::fabs(scales[s]) > amax_scale)
+        amax_scale = std::fabs(scales[s]), max_scale = scales[s];
     }
     const float d = -max_scale / 32;
     y[i].d = to_half(d);

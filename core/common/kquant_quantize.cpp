@@ -61,8 +61,8 @@ void quantize_asymmetric_k(const float* x, const AsymmetricK& f, uint16_t& d_out
     for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
     const float av_x = std::sqrt(sum_x2 / 32);
     for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
-    scales[s] = scale_and_min(32, f.nmax, xs, weights, L + 32 * s, &mins[s], f.rmin, 0.1f,
-                              f.nstep, false);
+    scales[s] =
+        scale_and_min(32, f.nmax, xs, weights, L + 32 * s, &mins[s], f.rmin, 0.1f, f.nstep, false);
     max_scale = std::max(max_scale, scales[s]);
     max_min = std::max(max_min, mins[s]);
   }
@@ -98,8 +98,8 @@ void q2_k_from_f32(const float* x, void* dst, int64_t n) {
     float max_scale = 0, max_min = 0;
     for (int s = 0; s < 16; ++s) {
       for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * s + l]);
-      scales[s] = scale_and_min(16, 3, x + 16 * s, weights, L + 16 * s, &mins[s], -0.5f, 0.1f,
-                                15, true);
+      scales[s] =
+          scale_and_min(16, 3, x + 16 * s, weights, L + 16 * s, &mins[s], -0.5f, 0.1f, 15, true);
       max_scale = std::max(max_scale, scales[s]);
       max_min = std::max(max_min, mins[s]);
     }
@@ -113,8 +113,7 @@ void q2_k_from_f32(const float* x, void* dst, int64_t n) {
     }
     if (max_min > 0) {
       const float iscale = kQ4Scale / max_min;
-      for (int s = 0; s < 16; ++s)
-        y[i].scales[s] |= (uint8_t)(nearest_int(iscale * mins[s]) << 4);
+      for (int s = 0; s < 16; ++s) y[i].scales[s] |= (uint8_t)(nearest_int(iscale * mins[s]) << 4);
       y[i].dmin = to_half(max_min / kQ4Scale);
     } else {
       y[i].dmin = to_half(0.f);
@@ -218,7 +217,8 @@ void q6_k_from_f32(const float* x, void* dst, int64_t n) {
     }
     const float iscale = -128.f / max_scale;
     y[i].d = to_half(1 / iscale);
-    for (int s = 0; s < 16; ++s) y[i].scales[s] = (int8_t)std::min(127, nearest_int(iscale * scales[s]));
+    for (int s = 0; s < 16; ++s)
+      y[i].scales[s] = (int8_t)std::min(127, nearest_int(iscale * scales[s]));
     for (int s = 0; s < 16; ++s) {
       const float d = half(y[i].d) * y[i].scales[s];
       if (!d) continue;

@@ -25,7 +25,8 @@ float symmetric_scale(int n, int nmax, const float* x, int8_t* L, bool weighted_
   }
   float iscale = -nmax / m.value;
   if (!weighted_rmse) {
-    for (int i = 0; i < n; ++i) L[i] = (int8_t)(nmax + clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1));
+    for (int i = 0; i < n; ++i)
+      L[i] = (int8_t)(nmax + clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1));
     return 1 / iscale;
   }
   auto weight = [&](int i) { return qw ? qw[i] : x[i] * x[i]; };
@@ -40,7 +41,8 @@ float symmetric_scale(int n, int nmax, const float* x, int8_t* L, bool weighted_
     }
   };
   auto assign = [&](float is) {
-    for (int i = 0; i < n; ++i) L[i] = (int8_t)(nmax + clamp(nearest_int(is * x[i]), -nmax, nmax - 1));
+    for (int i = 0; i < n; ++i)
+      L[i] = (int8_t)(nmax + clamp(nearest_int(is * x[i]), -nmax, nmax - 1));
   };
   float sumlx, suml2;
   fit(iscale, sumlx, suml2);
@@ -149,7 +151,8 @@ float scale_and_min(int n, int nmax, const float* x, const float* weights, uint8
       this_scale = sum_xl / sum_l2;
     }
     float err = 0;
-    for (int i = 0; i < n; ++i) err += weights[i] * error_of(this_scale * trial[i] + this_min - x[i]);
+    for (int i = 0; i < n; ++i)
+      err += weights[i] * error_of(this_scale * trial[i] + this_min - x[i]);
     if (err < best_error) {
       for (int i = 0; i < n; ++i) L[i] = trial[i];
       best_error = err;

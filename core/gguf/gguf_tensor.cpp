@@ -1,6 +1,6 @@
 // Tensor shape and size checks shared by the reader and the writer.
-#include "switchyard/common/dtype.h"
 #include "gguf_detail.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::gguf::detail {
 

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "switchyard/common/dtype.h"
 #include "gguf/gguf.h"
 #include "model/generator_detail.h"
 #include "model/quant_mix.h"
+#include "switchyard/common/dtype.h"
 #include "text/tokenizer.h"
 
 namespace sy::model {
@@ -32,7 +32,8 @@ void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name
 
 void set_file_type(gguf::Writer& w, const dtype::FileType& ft) {
   w.set("general.file_type", gguf::Value::of_u32(ft.id));
-  if (dtype::block_elems(ft.base) > 1) w.set("general.quantization_version", gguf::Value::of_u32(2));
+  if (dtype::block_elems(ft.base) > 1)
+    w.set("general.quantization_version", gguf::Value::of_u32(2));
 }
 
 void write_vocab(gguf::Writer& w, uint32_t n_vocab) {

@@ -100,10 +100,20 @@ uint32_t QuantMix::type_for(const std::string& name, int64_t ne0) const {
   if (ne0 % dtype::block_elems(t) == 0) return t;
   // llama-quantize's fallback for rows that are not whole super-blocks.
   switch (t) {
-    case SY_DTYPE_Q2_K: case SY_DTYPE_Q3_K: case SY_DTYPE_IQ4_XS: t = SY_DTYPE_IQ4_NL; break;
-    case SY_DTYPE_Q4_K: t = SY_DTYPE_Q5_0; break;
-    case SY_DTYPE_Q5_K: t = SY_DTYPE_Q5_1; break;
-    case SY_DTYPE_Q6_K: t = SY_DTYPE_Q8_0; break;
+    case SY_DTYPE_Q2_K:
+    case SY_DTYPE_Q3_K:
+    case SY_DTYPE_IQ4_XS:
+      t = SY_DTYPE_IQ4_NL;
+      break;
+    case SY_DTYPE_Q4_K:
+      t = SY_DTYPE_Q5_0;
+      break;
+    case SY_DTYPE_Q5_K:
+      t = SY_DTYPE_Q5_1;
+      break;
+    case SY_DTYPE_Q6_K:
+      t = SY_DTYPE_Q8_0;
+      break;
     default:
       throw std::invalid_argument(std::string(dtype::name(t)) + " needs rows of whole " +
                                   std::to_string(dtype::block_elems(t)) + "-value blocks but " +

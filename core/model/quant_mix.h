@@ -26,9 +26,9 @@ class QuantMix {
 
   const dtype::FileType& ftype_;
   const ModelShape& shape_;
-  uint32_t n_gqa_;        // heads per KV head of layer 0 (0 when it has no attention)
-  uint32_t n_attn_v_;     // attention layers (attn_v tensors)
-  uint32_t n_ffn_down_;   // layers with an FFN (ffn_down or ffn_down_exps)
+  uint32_t n_gqa_;       // heads per KV head of layer 0 (0 when it has no attention)
+  uint32_t n_attn_v_;    // attention layers (attn_v tensors)
+  uint32_t n_ffn_down_;  // layers with an FFN (ffn_down or ffn_down_exps)
 };
 
 }  // namespace sy::model

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "switchyard/common/dtype.h"
 #include "gguf/gguf.h"
 #include "model/generator_detail.h"
 #include "model/quant_mix.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::model {
 

@@ -11,7 +11,7 @@
 
 namespace sy::dtype {
 
-constexpr int kQ8Block = 32;   // values per Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/IQ4_NL block
+constexpr int kQ8Block = 32;      // values per Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/IQ4_NL block
 constexpr int kSuperBlock = 256;  // values per K-quant / IQ4_XS super-block (ggml's QK_K)
 
 // The 16 levels of IQ4_NL and IQ4_XS (ggml's kvalues_iq4nl), ascending.
@@ -120,7 +120,8 @@ static_assert(sizeof(BlockQ2K) == 84 && sizeof(BlockQ3K) == 110 && sizeof(BlockQ
 #if defined(__CUDACC__) || defined(__HIPCC__)
 __host__ __device__
 #endif
-inline void unpack_scale_min_k4(int s, const uint8_t* scales, int& sc, int& mn) {
+    inline void
+    unpack_scale_min_k4(int s, const uint8_t* scales, int& sc, int& mn) {
   if (s < 4) {
     sc = scales[s] & 63;
     mn = scales[s + 4] & 63;

@@ -19,7 +19,7 @@ using ToF32 = void (*)(const void* src, float* dst, int64_t n);
 using FromF32 = void (*)(const float* src, void* dst, int64_t n);
 
 namespace codec {
-#define SY_DECLARE_CODEC(t)                                 \
+#define SY_DECLARE_CODEC(t)                                \
   void t##_to_f32(const void* src, float* dst, int64_t n); \
   void t##_from_f32(const float* src, void* dst, int64_t n);
 SY_DECLARE_CODEC(f32)
@@ -60,11 +60,16 @@ inline constexpr Traits kTable[] = {
     {SY_DTYPE_Q5_0, "Q5_0", kQ8Block, sizeof(BlockQ5_0), codec::q5_0_to_f32, codec::q5_0_from_f32},
     {SY_DTYPE_Q5_1, "Q5_1", kQ8Block, sizeof(BlockQ5_1), codec::q5_1_to_f32, codec::q5_1_from_f32},
     {SY_DTYPE_Q8_0, "Q8_0", kQ8Block, sizeof(BlockQ8_0), codec::q8_0_to_f32, codec::q8_0_from_f32},
-    {SY_DTYPE_Q2_K, "Q2_K", kSuperBlock, sizeof(BlockQ2K), codec::q2_k_to_f32, codec::q2_k_from_f32},
-    {SY_DTYPE_Q3_K, "Q3_K", kSuperBlock, sizeof(BlockQ3K), codec::q3_k_to_f32, codec::q3_k_from_f32},
-    {SY_DTYPE_Q4_K, "Q4_K", kSuperBlock, sizeof(BlockQ4K), codec::q4_k_to_f32, codec::q4_k_from_f32},
-    {SY_DTYPE_Q5_K, "Q5_K", kSuperBlock, sizeof(BlockQ5K), codec::q5_k_to_f32, codec::q5_k_from_f32},
-    {SY_DTYPE_Q6_K, "Q6_K", kSuperBlock, sizeof(BlockQ6K), codec::q6_k_to_f32, codec::q6_k_from_f32},
+    {SY_DTYPE_Q2_K, "Q2_K", kSuperBlock, sizeof(BlockQ2K), codec::q2_k_to_f32,
+     codec::q2_k_from_f32},
+    {SY_DTYPE_Q3_K, "Q3_K", kSuperBlock, sizeof(BlockQ3K), codec::q3_k_to_f32,
+     codec::q3_k_from_f32},
+    {SY_DTYPE_Q4_K, "Q4_K", kSuperBlock, sizeof(BlockQ4K), codec::q4_k_to_f32,
+     codec::q4_k_from_f32},
+    {SY_DTYPE_Q5_K, "Q5_K", kSuperBlock, sizeof(BlockQ5K), codec::q5_k_to_f32,
+     codec::q5_k_from_f32},
+    {SY_DTYPE_Q6_K, "Q6_K", kSuperBlock, sizeof(BlockQ6K), codec::q6_k_to_f32,
+     codec::q6_k_from_f32},
     {SY_DTYPE_IQ4_NL, "IQ4_NL", kQ8Block, sizeof(BlockIq4Nl), codec::iq4_nl_to_f32,
      codec::iq4_nl_from_f32},
     {SY_DTYPE_IQ4_XS, "IQ4_XS", kSuperBlock, sizeof(BlockIq4Xs), codec::iq4_xs_to_f32,
