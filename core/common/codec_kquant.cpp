@@ -1,6 +1,8 @@
 // Dequantisation of the K-quant super-blocks Q2_K..Q6_K (layouts in block_formats.h). Each
 // value is (super-block scale x sub-block scale) x code - (super-block min x sub-block min),
 // computed in that order as ggml does, so results are bit-identical to ggml's.
+#include <type_traits>
+
 #include "codec_util.h"
 #include "switchyard/common/dtype.h"
 
@@ -45,8 +47,12 @@ void q3_k_to_f32(const void* src, float* dst, int64_t n) {
   }
 }
 
-void q4_k_to_f32(const void* src, float* dst, int64_t n) {
-  const BlockQ4K* b = static_cast<const BlockQ4K*>(src);
+namespace {
+
+// Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins; Q5_K adds a fifth code bit.
+template <class Block>
+void scale_min_k_to_f32(const void* src, float* dst, int64_t n) {
+  const Block* b = static_cast<const Block*>(src);
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = half(b[i].d), dmin = half(b[i].dmin);
     for (int s = 0; s < 8; ++s) {
@@ -55,28 +61,22 @@ void q4_k_to_f32(const void* src, float* dst, int64_t n) {
       const float dl = d * (float)sc, ml = dmin * (float)mn;
       const uint8_t* q = b[i].qs + 32 * (s / 2);
       for (int l = 0; l < 32; ++l) {
-        const int code = s % 2 ? q[l] >> 4 : q[l] & 15;
+        int code = s % 2 ? q[l] >> 4 : q[l] & 15;
+        if constexpr (std::is_same_v<Block, BlockQ5K>) code |= ((b[i].qh[l] >> s) & 1) << 4;
         dst[32 * s + l] = dl * (float)code - ml;
       }
     }
   }
 }
 
+}  // namespace
+
+void q4_k_to_f32(const void* src, float* dst, int64_t n) {
+  scale_min_k_to_f32<BlockQ4K>(src, dst, n);
+}
+
 void q5_k_to_f32(const void* src, float* dst, int64_t n) {
-  const BlockQ5K* b = static_cast<const BlockQ5K*>(src);
-  for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
-    const float d = half(b[i].d), dmin = half(b[i].dmin);
-    for (int s = 0; s < 8; ++s) {
-      int sc, mn;
-      unpack_scale_min_k4(s, b[i].scales, sc, mn);
-      const float dl = d * (float)sc, ml = dmin * (float)mn;
-      const uint8_t* q = b[i].qs + 32 * (s / 2);
-      for (int l = 0; l < 32; ++l) {
-        const int code = (s % 2 ? q[l] >> 4 : q[l] & 15) | ((b[i].qh[l] >> s) & 1) << 4;
-        dst[32 * s + l] = dl * (float)code - ml;
-      }
-    }
-  }
+  scale_min_k_to_f32<BlockQ5K>(src, dst, n);
 }
 
 void q6_k_to_f32(const void* src, float* dst, int64_t n) {

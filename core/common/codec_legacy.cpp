@@ -43,6 +43,29 @@ inline MinMax min_max(const float* x) {
   return r;
 }
 
+// Offset codes of Q4_0 / Q5_0 (levels 16 or 32): d = the extreme value / -(levels / 2), so it
+// maps to code 0 exactly; code = x / d + levels / 2, truncated after adding 0.5, capped.
+float offset_codes(const float* x, int levels, uint8_t* q) {
+  const float half_range = (float)(levels / 2);
+  const float d = abs_max(x, kB).value / -half_range;
+  const float id = d ? 1.0f / d : 0.0f;
+  for (int j = 0; j < kB; ++j)
+    q[j] = (uint8_t)std::min<int>(levels - 1, (int8_t)(x[j] * id + (half_range + 0.5f)));
+  return d;
+}
+
+// Min-offset codes of Q4_1 / Q5_1: d = (max - min) / (levels - 1), code = (x - min) / d
+// rounded half up. Returns d; min receives the block's minimum.
+float min_offset_codes(const float* x, int levels, uint8_t* q, float& min) {
+  const MinMax r = min_max(x);
+  const float d = (r.max - r.min) / (float)(levels - 1);
+  const float id = d ? 1.0f / d : 0.0f;
+  for (int j = 0; j < kB; ++j)
+    q[j] = (uint8_t)std::min<int>(levels - 1, (int8_t)((x[j] - r.min) * id + 0.5f));
+  min = r.min;
+  return d;
+}
+
 }  // namespace
 
 void q4_0_to_f32(const void* src, float* dst, int64_t n) {
@@ -55,11 +78,8 @@ void q4_0_to_f32(const void* src, float* dst, int64_t n) {
 void q4_0_from_f32(const float* x, void* dst, int64_t n) {
   BlockQ4_0* y = static_cast<BlockQ4_0*>(dst);
   for (int64_t i = 0; i < n / kB; ++i, x += kB) {
-    const float d = abs_max(x, kB).value / -8;  // the extreme value maps to code 0 exactly
-    const float id = d ? 1.0f / d : 0.0f;
-    y[i].d = to_half(d);
     uint8_t q[kB];
-    for (int j = 0; j < kB; ++j) q[j] = (uint8_t)std::min<int>(15, (int8_t)(x[j] * id + 8.5f));
+    y[i].d = to_half(offset_codes(x, 16, q));
     pack_nibbles(q, y[i].qs);
   }
 }
@@ -74,14 +94,10 @@ void q4_1_to_f32(const void* src, float* dst, int64_t n) {
 void q4_1_from_f32(const float* x, void* dst, int64_t n) {
   BlockQ4_1* y = static_cast<BlockQ4_1*>(dst);
   for (int64_t i = 0; i < n / kB; ++i, x += kB) {
-    const MinMax r = min_max(x);
-    const float d = (r.max - r.min) / 15;
-    const float id = d ? 1.0f / d : 0.0f;
-    y[i].d = to_half(d);
-    y[i].m = to_half(r.min);
     uint8_t q[kB];
-    for (int j = 0; j < kB; ++j)
-      q[j] = (uint8_t)std::min<int>(15, (int8_t)((x[j] - r.min) * id + 0.5f));
+    float min;
+    y[i].d = to_half(min_offset_codes(x, 16, q, min));
+    y[i].m = to_half(min);
     pack_nibbles(q, y[i].qs);
   }
 }
@@ -97,11 +113,8 @@ void q5_0_to_f32(const void* src, float* dst, int64_t n) {
 void q5_0_from_f32(const float* x, void* dst, int64_t n) {
   BlockQ5_0* y = static_cast<BlockQ5_0*>(dst);
   for (int64_t i = 0; i < n / kB; ++i, x += kB) {
-    const float d = abs_max(x, kB).value / -16;
-    const float id = d ? 1.0f / d : 0.0f;
-    y[i].d = to_half(d);
     uint8_t q[kB];
-    for (int j = 0; j < kB; ++j) q[j] = (uint8_t)std::min<int>(31, (int8_t)(x[j] * id + 16.5f));
+    y[i].d = to_half(offset_codes(x, 32, q));
     pack_nibbles(q, y[i].qs);
     pack_fifth_bits(q, y[i].qh);
   }
@@ -118,13 +131,11 @@ void q5_1_to_f32(const void* src, float* dst, int64_t n) {
 void q5_1_from_f32(const float* x, void* dst, int64_t n) {
   BlockQ5_1* y = static_cast<BlockQ5_1*>(dst);
   for (int64_t i = 0; i < n / kB; ++i, x += kB) {
-    const MinMax r = min_max(x);
-    const float d = (r.max - r.min) / 31;
-    const float id = d ? 1.0f / d : 0.0f;
-    y[i].d = to_half(d);
-    y[i].m = to_half(r.min);
+    // ggml does not cap Q5_1's codes, but (max - min) / d stays below 31.5, so the cap never acts.
     uint8_t q[kB];
-    for (int j = 0; j < kB; ++j) q[j] = (uint8_t)((x[j] - r.min) * id + 0.5f);
+    float min;
+    y[i].d = to_half(min_offset_codes(x, 32, q, min));
+    y[i].m = to_half(min);
     pack_nibbles(q, y[i].qs);
     pack_fifth_bits(q, y[i].qh);
   }
