@@ -1,11 +1,12 @@
 // Every backend op of every in-tree CPU backend against a naive reference written here (it
-// shares no code with the backends; weights are encoded with dtype_util but decoded here).
+// shares no code with the backends; weights are encoded with the dtype table's codecs but
+// decoded here, the block types by quant_oracle.h).
 //
 // Tolerances: an element passes when |got - ref| <= rtol * mag (+ a tiny absolute floor where
 // results underflow), where mag is the natural error scale of the op: sum |x_k * w_k| for dot
 // products, sum p_j |v_j| for attention, |ref| for element-wise ops. rtol is 1e-5 for F32
-// paths and 1e-4 for F16/BF16/Q8_0 weights (compared against the naive result computed on the
-// dequantised weights, so only accumulation order differs).
+// paths and 1e-4 for F16/BF16/quantised weights (compared against the naive result computed on
+// the dequantised weights, so only accumulation order differs).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,8 +21,9 @@
 #include <vector>
 
 #include "backend_fixture.h"
-#include "dtype_util.h"
+#include "quant_oracle.h"
 #include "rope_ext_args.h"
+#include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
@@ -32,7 +34,21 @@ constexpr double kF32Tol = 1e-5;
 constexpr double kQuantTol = 1e-4;
 constexpr double kTinyAbs = 1e-30;  // underflowed exponentials
 
-const uint32_t kWeightDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0};
+// Every weight type: the float types and ggml's block types (decoded by quant_oracle.h).
+const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,  SY_DTYPE_Q8_0,
+                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,  SY_DTYPE_Q5_1,
+                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,  SY_DTYPE_Q5_K,
+                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
+uint64_t mask_of_all_weight_dtypes() {
+  uint64_t m = 0;
+  for (uint32_t t : kWeightDtypes) m |= 1ull << t;
+  return m;
+}
+// Row lengths a matmul test uses for a type: whole blocks, several per row where it can.
+std::vector<int64_t> row_lengths(uint32_t dtype, std::vector<int64_t> for_small_blocks) {
+  if (sy::test::oracle::format(dtype).values == 256) return {256, 512};
+  return for_small_blocks;
+}
 
 struct Rng : sy::test::XorShiftRng {
   explicit Rng(uint64_t seed) : XorShiftRng(seed, 1) {}
@@ -73,8 +89,12 @@ std::vector<float> decode(uint32_t dtype, const uint8_t* p, int64_t k, int64_t n
         out[j] = f16((uint16_t)(block[0] | block[1] << 8)) * (float)(int8_t)block[2 + j % 32];
         break;
       }
+      default:  // the other block types: quant_oracle.h, whole rows at once below
+        break;
     }
   }
+  if (dtype != SY_DTYPE_Q8_0 && sy::test::oracle::is_block_type(dtype))
+    out = sy::test::oracle::decode(dtype, p, k * n);
   return out;
 }
 
@@ -364,8 +384,7 @@ TEST_P(BackendOps, DeviceInfo) {
   EXPECT_LT(strnlen(d.vendor, sizeof d.vendor), sizeof d.vendor);
   EXPECT_EQ(d.memory_total, (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE));
   EXPECT_GT(d.memory_free, 0u);
-  EXPECT_EQ(d.weight_dtypes, (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) |
-                                 (1ull << SY_DTYPE_BF16) | (1ull << SY_DTYPE_Q8_0));
+  EXPECT_EQ(d.weight_dtypes, mask_of_all_weight_dtypes());
 
   // A caller with a shorter struct only gets the fields it has room for.
   sy_device_info shortd;
@@ -467,7 +486,7 @@ class Matmul : public BackendOps {
 TEST_P(Matmul, AllWeightDtypesAndBatchSizes) {
   uint64_t seed = 10;
   for (uint32_t dtype : kWeightDtypes) {
-    std::vector<int64_t> ks = {64, 96, 256};
+    std::vector<int64_t> ks = row_lengths(dtype, {64, 96, 256});
     if (dtype == SY_DTYPE_F32) ks.push_back(70);
     for (int64_t k : ks)
       for (int64_t m : {1, 3, 37, 130}) run(dtype, m, k, 77, seed++);
@@ -475,9 +494,11 @@ TEST_P(Matmul, AllWeightDtypesAndBatchSizes) {
 }
 
 // Around the fused-kernel limit (M = 4 / 5) and with several dequantised panels.
+// The quantised types beyond Q8_0 share one dequantised-panel path: three of them stand in.
 TEST_P(Matmul, PanelBoundariesAndWideK) {
   uint64_t seed = 100;
-  for (uint32_t dtype : kWeightDtypes)
+  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0, SY_DTYPE_Q4_0,
+                         SY_DTYPE_Q4_K, SY_DTYPE_IQ4_XS})
     for (int64_t m : {2, 4, 5, 130}) run(dtype, m, 1024, 300, seed++);
 }
 
@@ -486,6 +507,8 @@ TEST_P(Matmul, SingleOutputAndSingleInput) {
   run(SY_DTYPE_F16, 2, 9, 1, 201);  // F16 rows of any length: the kernel's scalar tail
   run(SY_DTYPE_BF16, 6, 23, 3, 202);
   run(SY_DTYPE_Q8_0, 1, 32, 1, 203);
+  run(SY_DTYPE_Q4_K, 1, 256, 1, 204);  // one super-block
+  run(SY_DTYPE_IQ4_NL, 5, 32, 2, 205);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -494,8 +517,8 @@ TEST_P(Matmul, SingleOutputAndSingleInput) {
 TEST_P(BackendOps, GetRowsEveryDtype) {
   const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
   for (uint32_t dtype : kWeightDtypes) {
-    for (int64_t k : {64, 70}) {
-      if (dtype == SY_DTYPE_Q8_0 && k == 70) continue;
+    for (int64_t k : row_lengths(dtype, {64, 70})) {
+      if (k % sy::dtype::block_elems(dtype)) continue;
       SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " K=" + std::to_string(k));
       Rng rng(dtype * 31 + k);
       std::vector<uint8_t> table = encode(dtype, rng.vec(k * 50), k, 50);
@@ -932,8 +955,8 @@ TEST_P(BackendOps, ValidationErrors) {
   x_small.struct_size = 8;
   sy_tensor x_misaligned = tensor(SY_DTYPE_F32, big, 2, {64, 2});
   sy_tensor w_past_end = tensor(SY_DTYPE_F32, w64.buffer, 64, {64, 10});
-  sy_tensor w_dtype2 = w64, w_i32 = w64;
-  w_dtype2.dtype = 2;
+  sy_tensor w_unknown = w64, w_i32 = w64;
+  w_unknown.dtype = 16;  // IQ2_XXS: a ggml type no backend implements
   w_i32.dtype = SY_DTYPE_I32;
   sy_tensor y_wide = f32(std::vector<float>(22), {11, 2});
   sy_tensor y_rows3 = f32(std::vector<float>(30), {10, 3});
@@ -946,8 +969,8 @@ TEST_P(BackendOps, ValidationErrors) {
   const std::vector<ErrorCase> cases = {
       {"K mismatch", SY_ERR_INVALID_ARG, "matmul: x has ne[0]=64 but w has ne[0]=32",
        [&] { return A.matmul(be, &x, &w, &y); }},
-      {"weight dtype", SY_ERR_UNSUPPORTED, "matmul: weight dtype 2 not supported",
-       [&] { return A.matmul(be, &x, &w_dtype2, &y); }},
+      {"weight dtype", SY_ERR_UNSUPPORTED, "matmul: weight dtype 16 not supported",
+       [&] { return A.matmul(be, &x, &w_unknown, &y); }},
       {"I32 weight", SY_ERR_UNSUPPORTED, "matmul: weight dtype 26 not supported",
        [&] { return A.matmul(be, &x, &w_i32, &y); }},
       {"y width", SY_ERR_INVALID_ARG, "matmul: y has ne[0]=11 but w has ne[1]=10",

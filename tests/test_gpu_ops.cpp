@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "dtype_util.h"
 #include "gpu_fixture.h"
 #include "rope_ext_args.h"
+#include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
@@ -27,7 +27,18 @@ namespace {
 using sy::test::Handle;
 
 constexpr double kTol = 2e-5;
-const uint32_t kWeightDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0};
+// Every weight type of the dtype table, each decoded in the kernels (quant_load.cuh).
+const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,  SY_DTYPE_Q8_0,
+                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,  SY_DTYPE_Q5_1,
+                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,  SY_DTYPE_Q5_K,
+                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
+bool block_elems_is_256(uint32_t dt) {
+  return sy::dtype::block_elems(dt) == 256;
+}
+// A row length of whole blocks: `small` for 32-value blocks and float types, 256 otherwise.
+int64_t row_len(uint32_t dt, int64_t small) {
+  return block_elems_is_256(dt) ? 256 : small;
+}
 
 struct Rng : sy::test::XorShiftRng {
   explicit Rng(uint64_t seed) : XorShiftRng(seed, 3) {}
@@ -147,8 +158,9 @@ TEST_P(GpuOps, DeviceInfoAndEntry) {
   EXPECT_EQ(d.available, 1u);
   EXPECT_GT(strnlen(d.name, sizeof d.name), 0u);
   EXPECT_GT(d.memory_total, 0u);
-  EXPECT_EQ(d.weight_dtypes, (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) |
-                                 (1ull << SY_DTYPE_BF16) | (1ull << SY_DTYPE_Q8_0));
+  uint64_t all = 0;
+  for (uint32_t t : kWeightDtypes) all |= 1ull << t;
+  EXPECT_EQ(d.weight_dtypes, all);
   const sy_plugin_info& info = sy::test::gpu_plugin(GetParam()).info();
   EXPECT_EQ(info.capabilities, (uint64_t)SY_CAP_ASYNC);
   EXPECT_EQ(gpu_->api().buffer_from_host, nullptr);
@@ -203,10 +215,11 @@ TEST_P(GpuOps, UploadsAndOpsKeepProgramOrder) {
 }
 
 TEST_P(GpuOps, GetRowsEveryDtype) {
-  const int64_t K = 96, V = 50;
+  const int64_t V = 50;
   const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
   for (uint32_t dt : kWeightDtypes) {
     SCOPED_TRACE(sy::dtype::name(dt));
+    const int64_t K = row_len(dt, 96);
     Rng rng(dt + 10);
     const auto table = encode(dt, rng.vec(K * V), K, V);
     std::vector<float> out[2];
@@ -225,10 +238,11 @@ TEST_P(GpuOps, GetRowsEveryDtype) {
 TEST_P(GpuOps, MatmulEveryDtypeBatchAndAlignment) {
   uint64_t seed = 100;
   for (uint32_t dt : kWeightDtypes)
-    for (int64_t K : {64, 96, 100})
+    for (int64_t K : block_elems_is_256(dt) ? std::vector<int64_t>{256, 512}
+                                            : std::vector<int64_t>{64, 96, 100})
       for (int64_t M : {1, 3, 8, 9, 70})
         for (uint64_t x_off : {0, 4}) {
-          if (dt == SY_DTYPE_Q8_0 && K % 32) continue;
+          if (K % sy::dtype::block_elems(dt)) continue;
           if (x_off && M > 3) continue;
           SCOPED_TRACE(std::string(sy::dtype::name(dt)) + " K=" + std::to_string(K) +
                        " M=" + std::to_string(M) + " x_off=" + std::to_string(x_off));
@@ -533,11 +547,12 @@ TEST_P(GpuOps, SsmConvAndScanOverMixedChunks) {
 }
 
 TEST_P(GpuOps, MoeGateMatmulAndCombine) {
-  const int64_t E = 6, K = 64, N = 40, k = 2;
+  const int64_t E = 6, N = 40, k = 2;
   uint64_t seed = 200;
   for (int64_t T : {1, 3, 30})  // GEMV pairs, GEMV pairs, the routed GEMM
     for (uint32_t dt : kWeightDtypes) {
       SCOPED_TRACE(std::string(sy::dtype::name(dt)) + " T=" + std::to_string(T));
+      const int64_t K = row_len(dt, 64);
       Rng rng(seed++);
       auto logits = rng.vec(E * T, -3, 3);
       logits[1] = logits[3] = 5.0f;  // a tie: the lower id first

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::plugin::checks {
 namespace {

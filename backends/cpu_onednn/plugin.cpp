@@ -6,6 +6,7 @@
 
 #include "backend_plugin_util.h"
 #include "onednn_factory.h"
+#include "switchyard/common/dtype.h"
 
 namespace {
 
@@ -48,8 +49,7 @@ const sy::plugin::PluginDesc kDesc = {
     "0.1.0",
     "CPU backend: oneDNN sgemm, AVX2 fused dequantise-and-dot for F16/BF16/Q8_0, OpenMP",
     SY_CAP_ZERO_COPY_HOST,
-    (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) | (1ull << SY_DTYPE_BF16) |
-        (1ull << SY_DTYPE_Q8_0),
+    sy::dtype::weight_mask(),
     kKnownParams,
     &make,
     /*hybrid_ops=*/true,
