@@ -32,7 +32,7 @@ target_link_options(switchyard_scheduler_v1_1_fixed_window PRIVATE -Wl,--no-unde
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 
 switchyard_add_test(test_abi_compat SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_abi_compat.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 target_compile_definitions(test_abi_compat PRIVATE
   SWITCHYARD_ABI_FIXTURE_DIR="${SWITCHYARD_ABI_FIXTURE_OUT}")
 add_dependencies(test_abi_compat switchyard_scheduler_v1_0_fcfs switchyard_backend_v1_0_backend

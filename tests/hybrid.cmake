@@ -18,15 +18,15 @@ set_target_properties(switchyard_backend_ref_no_hybrid switchyard_scheduler_stat
   PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${hybrid_test_plugins})
 
 switchyard_add_test(test_hybrid_model SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hybrid_model.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 add_dependencies(test_hybrid_model switchyard_backend_cpu_ref switchyard_backend_cpu_onednn
   switchyard_backend_ref_no_hybrid)
 switchyard_add_test(test_hybrid_engine SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hybrid_engine.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 add_dependencies(test_hybrid_engine switchyard_backend_cpu_ref switchyard_backend_cpu_onednn
   switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_scheduler_state_view_probe)
 switchyard_add_test(test_hybrid_gguf SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hybrid_gguf.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 
 # The CLI: mkmodel writes the hybrid presets; bench-hybrid runs end to end on small models.
 add_test(NAME cli_mkmodel_hybrid COMMAND $<TARGET_FILE:switchyard> mkmodel --preset hybrid-small

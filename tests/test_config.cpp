@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "modelgen/shape_file.h"
 
 using sy::ConfigError;
 using sy::parse_config;

@@ -12,8 +12,8 @@
 #include "gguf/gguf.h"
 #include "gpu_fixture.h"
 #include "host/plugin_host.h"
-#include "model/generator.h"
 #include "model/model.h"
+#include "modelgen/generator.h"
 
 namespace fs = std::filesystem;
 

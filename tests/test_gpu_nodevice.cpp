@@ -12,7 +12,7 @@
 #include "engine/variant.h"
 #include "gpu_fixture.h"
 #include "host/log.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "switchyard/common/dtype.h"
 
 namespace fs = std::filesystem;

@@ -11,7 +11,7 @@
 #include "host/host_api.h"
 #include "host/plugin_host.h"
 #include "host/scheduler.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "naive_hybrid.h"
 
 namespace fs = std::filesystem;

@@ -19,7 +19,7 @@
 #include "host/host_api.h"
 #include "host/plugin_host.h"
 #include "model/decoder_model.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "naive_hybrid.h"
 #include "nmse.h"
 

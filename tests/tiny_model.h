@@ -11,14 +11,14 @@
 #include <thread>
 #include <vector>
 
+#include "engine/engine.h"
 #include "gguf/gguf.h"
 #include "host/backend.h"
 #include "host/plugin_host.h"
-#include "model/generator.h"
-#include "model/kv_cache.h"
-#include "engine/engine.h"
 #include "host/scheduler.h"
+#include "model/kv_cache.h"
 #include "model/model.h"
+#include "modelgen/generator.h"
 
 namespace sy::test {
 

@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "engine/variant.h"
 #include "host/host_api.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 
 namespace sy::cli {
 namespace {

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench/load_driver.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "host/log.h"
-#include "server/load_driver.h"
 #include "server/server.h"
 
 namespace sy::cli {
@@ -62,7 +62,7 @@ int cmd_bench_serve(int argc, char** argv) {
   o.watch_ms = 0;
   server::Server s(config, o);
   s.start();
-  server::LoadOptions lo;
+  bench::LoadOptions lo;
   lo.port = s.port();
   lo.duration_s = a.number("duration", 60);
   lo.clients = static_cast<uint32_t>(a.integer("clients", 8));
@@ -74,10 +74,10 @@ int cmd_bench_serve(int argc, char** argv) {
   if (lo.clients < 1 || lo.clients > 256) throw UsageError("--clients must be in [1, 256]");
   std::fprintf(stderr, "bench-serve: %s on 127.0.0.1:%d for %.0f s\n", config.string().c_str(),
                s.port(), lo.duration_s);
-  const server::LoadReport r = server::run_load(lo);
-  const std::string summary = server::server_summary(s.metrics_text());
+  const bench::LoadReport r = bench::run_load(lo);
+  const std::string summary = bench::server_summary(s.metrics_text());
   s.stop();
-  std::fputs(server::format_report(lo, r).c_str(), stdout);
+  std::fputs(bench::format_report(lo, r).c_str(), stdout);
   std::fputs(summary.c_str(), stdout);
   return r.errors == 0 && r.requests > 0 ? 0 : 1;
 }

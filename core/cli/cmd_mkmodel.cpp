@@ -5,7 +5,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "config/config.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
+#include "modelgen/shape_file.h"
 #include "switchyard/common/file_type.h"
 
 namespace sy::cli {

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "host/backend.h"
-#include "model/generator.h"
 
 namespace sy {
 
@@ -81,10 +80,5 @@ struct Config {
 // Throws ConfigError("<file>:<line>:<col>: <key>: <problem>").
 Config load_config(const std::filesystem::path& path);
 Config parse_config(const std::string& text, const std::string& origin);
-
-// A model shape from TOML: optional `preset = "..."` as the base, then any ModelShape field by
-// name (n_vocab, n_ctx, n_embd, n_layer, n_ff, n_head, n_head_kv, rope_freq_base, rms_eps,
-// tied_output). Unknown keys are refused.
-model::ModelShape load_shape(const std::filesystem::path& path, const std::string& base_preset = "");
 
 }  // namespace sy

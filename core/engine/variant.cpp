@@ -5,7 +5,6 @@
 #include "engine/triage_hook.h"
 #include "host/log.h"
 #include "host/process_scheduler.h"
-#include "model/generator.h"
 
 namespace sy::engine {
 
@@ -20,14 +19,24 @@ Variant::~Variant() {
   backend.reset();
 }
 
+namespace {
+ModelFileMaker& model_file_maker() {
+  static ModelFileMaker maker;
+  return maker;
+}
+}  // namespace
+
+void set_model_file_maker(ModelFileMaker maker) {
+  model_file_maker() = std::move(maker);
+}
+
 void ensure_model_file(const ModelConfig& m) {
   if (std::filesystem::exists(m.path) || m.generate.empty()) return;
-  const auto shape = model::preset_shape(m.generate);
-  const auto parent = std::filesystem::path(m.path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  logger()->info("generating {} ({} {}, seed {}) at {}", m.generate, m.dtype,
-                 model::count_params(shape), m.seed, m.path);
-  model::write_random_llama(shape, m.dtype, m.seed, m.path);
+  if (!model_file_maker())
+    throw std::runtime_error("model " + m.path +
+                             " is missing and this program cannot write [model] generate = \"" +
+                             m.generate + "\" (no model generator registered)");
+  model_file_maker()(m);
 }
 
 // The configured backend found no device: fail when [backend] requires one, else log and

@@ -1,6 +1,7 @@
 // One runnable variant: the plugins, model, cache, scheduler and engine a Config names.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "config/config.h"
@@ -38,7 +39,11 @@ struct Variant {
   ~Variant();
 };
 
-// Writes the configured preset at config.model.path when the file is missing and `generate` is set.
+// `[model] generate`: when config.model.path is missing, the engine asks the model-file maker the
+// program registered (the cli registers modelgen's writer, modelgen/generate_hook.h); the
+// engine itself never writes models. Without a maker such a config is refused.
+using ModelFileMaker = std::function<void(const ModelConfig& model)>;
+void set_model_file_maker(ModelFileMaker maker);
 void ensure_model_file(const ModelConfig& model);
 
 }  // namespace sy::engine

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "dtype_util.h"
 #include "gguf/gguf.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::model {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "switchyard/common/file_type.h"
 
 namespace sy::gguf {

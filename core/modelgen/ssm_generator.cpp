@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "gguf/gguf.h"
-#include "model/generator_detail.h"
-#include "model/quant_mix.h"
+#include "modelgen/generator_detail.h"
+#include "modelgen/quant_mix.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::model {

@@ -51,7 +51,7 @@ std::vector<std::string> preset_names();
 
 // dtype: a llama.cpp file type in lower case (dtype::kFileTypes: f32, f16, bf16, q4_0, q4_1,
 // q5_0, q5_1, q8_0, q2_k, q3_k_s/m/l, q4_k_s/m, q5_k_s/m, q6_k, iq4_nl, iq4_xs) for the matrices,
-// each matrix typed and quantised as llama-quantize would (model/quant_mix.h); norms, biases,
+// each matrix typed and quantised as llama-quantize would (modelgen/quant_mix.h); norms, biases,
 // ssm_conv1d, ssm_a, ssm_d and the MoE router stay F32 as in llama.cpp. Writes shape.arch (the name
 // predates the other architectures; write_random_model is the same function).
 void write_random_llama(const ModelShape& shape, const std::string& dtype, uint64_t seed,

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "switchyard/common/file_type.h"
 
 namespace sy::model {

@@ -1,11 +1,11 @@
-#include "model/generator.h"
+#include "modelgen/generator.h"
 
 #include <cmath>
 #include <stdexcept>
 
 #include "gguf/gguf.h"
-#include "model/generator_detail.h"
-#include "model/quant_mix.h"
+#include "modelgen/generator_detail.h"
+#include "modelgen/quant_mix.h"
 #include "switchyard/common/dtype.h"
 #include "text/tokenizer.h"
 

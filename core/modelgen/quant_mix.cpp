@@ -1,4 +1,4 @@
-#include "model/quant_mix.h"
+#include "modelgen/quant_mix.h"
 
 #include <cstdlib>
 #include <cstring>

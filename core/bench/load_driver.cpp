@@ -1,4 +1,4 @@
-#include "server/load_driver.h"
+#include "bench/load_driver.h"
 
 #include <httplib.h>
 
@@ -12,7 +12,7 @@
 
 #include "host/host_api.h"
 
-namespace sy::server {
+namespace sy::bench {
 namespace {
 
 using nlohmann::json;
@@ -183,4 +183,4 @@ std::string server_summary(const std::string& text) {
   return out;
 }
 
-}  // namespace sy::server
+}  // namespace sy::bench

@@ -9,7 +9,7 @@
 
 #include "bench/stats.h"
 
-namespace sy::server {
+namespace sy::bench {
 
 struct LoadOptions {
   std::string host = "127.0.0.1";
@@ -28,7 +28,7 @@ struct LoadReport {
   double duration_s = 0;
   double requests_per_s = 0;
   double tokens_per_s = 0;   // generated, in successful answers
-  bench::Summary latency_s;  // e2e of successful requests, client side
+  Summary latency_s;         // e2e of successful requests, client side
 };
 
 LoadReport run_load(const LoadOptions& o);
@@ -38,4 +38,4 @@ std::string format_report(const LoadOptions& o, const LoadReport& r);
 // latency and e2e latency (histogram sum / count over every variant), and the shadow agreement.
 std::string server_summary(const std::string& metrics_text);
 
-}  // namespace sy::server
+}  // namespace sy::bench
