@@ -4,6 +4,9 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "engine/variant.h"
+#include "gguf/gguf.h"
+#include "modelgen/generate_hook.h"
 #include "modelgen/shape_file.h"
 
 using sy::ConfigError;
@@ -160,4 +163,29 @@ TEST(Config, ShapeFromToml) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), path + ":1:1: n_layers: unknown key");
   }
+}
+
+// `[model] generate` writes a missing model only through the maker the program registered: the
+// engine alone refuses, naming the file and the preset.
+TEST(Config, GenerateGoesThroughTheRegisteredMaker) {
+  sy::ModelConfig m;
+  m.path = (std::filesystem::temp_directory_path() / "sy-config-generate-hook.gguf").string();
+  m.generate = "dense-tiny";
+  std::filesystem::remove(m.path);
+  sy::engine::set_model_file_maker(nullptr);
+  try {
+    sy::engine::ensure_model_file(m);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "model " + m.path +
+                  " is missing and this program cannot write [model] "
+                  "generate = \"dense-tiny\" (no model generator registered)");
+  }
+  EXPECT_FALSE(std::filesystem::exists(m.path));
+  sy::modelgen::install_generate_hook();
+  sy::engine::ensure_model_file(m);
+  const auto f = sy::gguf::File::open(m.path);
+  EXPECT_EQ(f->tensors().size(), 21u);  // dense-tiny: embedding, 2 x 9 layer tensors, norm, output
+  std::filesystem::remove(m.path);
 }
