@@ -1,21 +1,16 @@
 #include "bench/load_driver.h"
 
-#include <httplib.h>
-
 #include <algorithm>
-#include <chrono>
-#include <mutex>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "bench/http_client.h"
+#include "bench/http_driver.h"
 #include "host/host_api.h"
 
 namespace sy::bench {
 namespace {
-
-using nlohmann::json;
 
 struct ClientResult {
   uint64_t requests = 0, errors = 0, tokens = 0;
@@ -30,65 +25,30 @@ std::string prompt_for(uint32_t client, uint64_t n, uint32_t len) {
   return p;
 }
 
-// Counts the tokens of an SSE completion stream; -1 when it is malformed or carries an error.
-int64_t stream_tokens(const std::string& body) {
-  int64_t n = 0;
-  bool done = false;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("data: ", 0) != 0) continue;
-    const std::string data = line.substr(6);
-    if (data == "[DONE]") {
-      done = true;
-      continue;
-    }
-    const json j = json::parse(data, nullptr, false);
-    if (j.is_discarded() || j.contains("error")) return -1;
-    for (const auto& c : j.value("choices", json::array()))
-      n += c.value("token_ids", json::array()).size();
-  }
-  return done ? n : -1;
-}
-
 void client_loop(const LoadOptions& o, uint32_t index, int64_t end_ns, ClientResult& out) {
-  httplib::Client cli(o.host, o.port);
-  cli.set_keep_alive(true);
-  cli.set_tcp_nodelay(true);
-  cli.set_read_timeout(120, 0);
-  cli.set_connection_timeout(5, 0);
+  HttpClient client(Url{o.host, static_cast<uint16_t>(o.port), "/v1/completions"}, 120);
   for (uint64_t n = 0; now_ns() < end_ns; ++n) {
-    const json req = {{"prompt", prompt_for(index, n, o.prompt_len)},
-                      {"max_tokens", o.max_tokens},
-                      {"temperature", 0},
-                      {"ignore_eos", true},
-                      {"stream", o.stream}};
+    const std::string body =
+        completion_body(prompt_for(index, n, o.prompt_len), o.max_tokens, o.stream);
     const int64_t t0 = now_ns();
-    httplib::Result res =
-        o.stream ? cli.Post("/v1/completions", httplib::Headers{}, req.dump(), "application/json")
-                 : cli.Post("/v1/completions", req.dump(), "application/json");
+    const CompletionAnswer a = post_completion(client, "/v1/completions", body, o.stream);
     const int64_t t1 = now_ns();
     ++out.requests;
     std::string kind;
-    int64_t tokens = -1;
-    if (!res) {
-      kind = "connection: " + httplib::to_string(res.error());
-    } else if (res->status != 200) {
-      kind = "status " + std::to_string(res->status);
-    } else if (o.stream) {
-      tokens = stream_tokens(res->body);
-    } else {
-      const json j = json::parse(res->body, nullptr, false);
-      if (!j.is_discarded() && j.contains("usage"))
-        tokens = j["usage"].value("completion_tokens", -1);
-    }
-    if (kind.empty() && tokens != static_cast<int64_t>(o.max_tokens))
-      kind = "answer with " + std::to_string(tokens) + " tokens";
+    if (a.status == 0)
+      kind = "connection: " + a.error;
+    else if (a.status != 200)
+      kind = "status " + std::to_string(a.status);
+    else if (!a.error.empty())
+      kind = a.error;
+    else if (a.tokens != o.max_tokens)
+      kind = "answer with " + std::to_string(a.tokens) + " tokens";
     if (!kind.empty()) {
       ++out.errors;
       ++out.kinds[kind];
       continue;
     }
-    out.tokens += tokens;
+    out.tokens += a.tokens;
     out.latency.push_back((t1 - t0) / 1e9);
   }
 }
