@@ -8,7 +8,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config \
   libdnnl-dev ocl-icd-opencl-dev libboost-dev libboost-filesystem-dev libtomlplusplus-dev \
-  libspdlog-dev libfmt-dev libgtest-dev \
+  libspdlog-dev libfmt-dev libgtest-dev libcli11-dev \
   abigail-tools >/dev/null  # abidw/abidiff for scripts/abi-check.sh; dnnl-config.cmake needs OpenCL (its GPU runtime)
 # The Unicode Character Database that core/text/unicode_table.cpp is generated from (checked by
 # the unicode_table_current test; scripts/gen-unicode-table.py regenerates it).

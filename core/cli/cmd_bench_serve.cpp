@@ -8,6 +8,7 @@
 #include "bench/load_driver.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "host/log.h"
 #include "server/server.h"
 
@@ -39,19 +40,24 @@ max_batch_tokens = 1024
 }  // namespace
 
 int cmd_bench_serve(int argc, char** argv) {
-  Args a(argc, argv, 2, {"config", "duration", "clients", "max-tokens", "prompt-len", "log-level"},
-         {"help", "stream"});
-  if (a.has("help")) {
-    std::printf(
-        "usage: switchyard bench-serve [--config X.toml] [--duration S (60)] [--clients N (8)]\n"
-        "                              [--max-tokens N (16)] [--prompt-len BYTES (32)] [--stream]\n"
-        "starts the server in-process on 127.0.0.1 (any free port) and sends completions from N\n"
-        "clients for S seconds; without --config an embedded default serves "
-        "models/dense-small.gguf\n");
-    return 0;
-  }
-  set_log_level(a.str("log-level", "warn"));
-  std::filesystem::path config = a.str("config");
+  Command app("bench-serve",
+              "Starts the server in-process on 127.0.0.1 (any free port) and sends completions "
+              "from N clients for S seconds; without --config an embedded default serves "
+              "models/dense-small.gguf.");
+  std::string config_file, log_level = "warn";
+  bench::LoadOptions lo;
+  app.add_option("--config", config_file, "the server's TOML config");
+  app.add_option("--duration", lo.duration_s, "seconds of load")->check(CLI::Range(0.001, 3600.0));
+  app.add_option("--clients", lo.clients, "concurrent clients")->check(CLI::Range(1, 256));
+  app.add_option("--max-tokens", lo.max_tokens, "tokens per answer (ignore_eos)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--prompt-len", lo.prompt_len, "bytes of prompt text")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_flag("--stream", lo.stream, "stream the answers (server-sent events)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  if (!parse(app, argc, argv)) return 0;
+  set_log_level(log_level);
+  std::filesystem::path config = config_file;
   if (config.empty()) {
     config = std::filesystem::temp_directory_path() / "switchyard-bench-serve.toml";
     std::ofstream(config) << kDefaultServe;
@@ -62,16 +68,7 @@ int cmd_bench_serve(int argc, char** argv) {
   o.watch_ms = 0;
   server::Server s(config, o);
   s.start();
-  bench::LoadOptions lo;
   lo.port = s.port();
-  lo.duration_s = a.number("duration", 60);
-  lo.clients = static_cast<uint32_t>(a.integer("clients", 8));
-  lo.max_tokens = static_cast<uint32_t>(a.integer("max-tokens", 16));
-  lo.prompt_len = static_cast<uint32_t>(a.integer("prompt-len", 32));
-  lo.stream = a.has("stream");
-  if (lo.duration_s <= 0 || lo.duration_s > 3600)
-    throw UsageError("--duration must be in (0, 3600]");
-  if (lo.clients < 1 || lo.clients > 256) throw UsageError("--clients must be in [1, 256]");
   std::fprintf(stderr, "bench-serve: %s on 127.0.0.1:%d for %.0f s\n", config.string().c_str(),
                s.port(), lo.duration_s);
   const bench::LoadReport r = bench::run_load(lo);

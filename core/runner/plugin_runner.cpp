@@ -4,6 +4,7 @@
 //   switchyard-plugin-runner --fd N [--log-level L] PLUGIN.so
 #include <spdlog/sinks/base_sink.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -163,20 +164,20 @@ int run(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  CLI::App app("Runs one untrusted scheduler plugin for the host, which talks to it over a socket.",
+               "switchyard-plugin-runner");
   std::string path;
   int level = spdlog::level::warn;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--fd" && i + 1 < argc)
-      g_fd = std::atoi(argv[++i]);
-    else if (a == "--log-level" && i + 1 < argc)
-      level = std::atoi(argv[++i]);
-    else
-      path = a;
-  }
-  if (g_fd < 0 || path.empty()) {
-    std::fprintf(stderr, "usage: switchyard-plugin-runner --fd N [--log-level L] PLUGIN.so\n");
-    return 2;
+  app.add_option("--fd", g_fd, "the socket inherited from the host")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--log-level", level, "spdlog level number (0 trace .. 6 off)")
+      ->check(CLI::Range(0, 6));
+  app.add_option("plugin", path, "the scheduler plugin (.so)")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // the help on stdout, or the error on stderr
   }
   auto log = logger();
   log->sinks().clear();
