@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "bench/load_driver.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/default_model.h"
 #include "cli/options.h"
 #include "host/log.h"
 #include "server/server.h"
@@ -16,18 +18,10 @@ namespace sy::cli {
 namespace {
 
 // The default: the small generated dense model on oneDNN with the optimized scheduler.
-constexpr const char* kDefaultServe = R"(
+const std::string kDefaultServe = std::string(kDefaultModelAndBackend) + R"(
 [serve]
 max_queue = 1024
 request_timeout_s = 60
-
-[model]
-path = "models/dense-small.gguf"
-generate = "dense-small"
-seed = 7
-
-[backend]
-plugin = "cpu_onednn"
 
 [scheduler]
 plugin = "dynamic"

@@ -1,8 +1,10 @@
 // switchyard run: load a variant from TOML (or the embedded default) and generate text.
 #include <cstdio>
 #include <optional>
+#include <string>
 
 #include "cli/commands.h"
+#include "cli/default_model.h"
 #include "cli/options.h"
 #include "engine/variant.h"
 #include "host/host_api.h"
@@ -12,15 +14,7 @@ namespace sy::cli {
 namespace {
 
 // The embedded default: a small generated dense model on oneDNN with the original scheduler.
-constexpr const char* kDefaultConfig = R"(
-[model]
-path = "models/dense-small.gguf"
-generate = "dense-small"
-seed = 7
-
-[backend]
-plugin = "cpu_onednn"
-
+const std::string kDefaultConfig = std::string(kDefaultModelAndBackend) + R"(
 [scheduler]
 plugin = "fixed_window"
 max_batch = 4
