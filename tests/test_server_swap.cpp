@@ -268,11 +268,27 @@ TEST(ServerSwap, TrafficSplitsByRequestIdAndRollbackReturnsToBaseline) {
   EXPECT_EQ(metric(s.metrics(), "switchyard:variant_weight{model_name=\"tiny\",variant=\"b\"}"), 0);
   EXPECT_EQ(json::parse(s.client->Get("/admin/status")->body)["rolled_back"], true);
 
-  // A reload of the unchanged file keeps both runners and routes by weight again.
+  // A reload of the unchanged file (or a touch the watcher would see) changes nothing: the
+  // rollback holds and no generation is used up.
   r = s.client->Post("/admin/reload", "", "application/json");
   ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(
+      r->body,
+      R"({"changed":false,"generation":1,"kept":["a","b"],"loaded":[],"ok":true,"retired":[],"trigger":"admin"})");
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(send("split-" + std::to_string(i)), "a");
+  EXPECT_EQ(json::parse(s.client->Get("/admin/status")->body)["rolled_back"], true);
+  EXPECT_EQ(metric(s.metrics(), "switchyard:swaps_total{model_name=\"tiny\"}"), -1);
+
+  // An operator's edit (here only a comment) is a new config: both runners are kept and the
+  // split by weight comes back.
+  write_file(s.config, split_config(3, 1) + "# edited\n");
+  r = s.client->Post("/admin/reload", "", "application/json");
+  ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["changed"], true);
+  EXPECT_EQ(json::parse(r->body)["generation"], 2);
   EXPECT_EQ(json::parse(r->body)["kept"], json({"a", "b"}));
   EXPECT_EQ(json::parse(r->body)["loaded"], json::array());
+  EXPECT_EQ(json::parse(s.client->Get("/admin/status")->body)["rolled_back"], false);
   for (int i = 0; i < 20; ++i) {
     const std::string id = "split-" + std::to_string(i);
     EXPECT_EQ(send(id), sy::server::pick_by_weight(expect, id)->name);

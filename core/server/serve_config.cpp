@@ -22,6 +22,23 @@ ServeOptions read_serve(const std::string& origin, const toml::table& t) {
   r.read_string("baseline", o.baseline);
   r.read_int("http_threads", o.http_threads, 1, 4096);
   r.read_int("watch_ms", o.watch_ms, 0, 3600 * 1000);
+  r.read_int("max_connections", o.max_connections, 1, 1 << 20);
+  r.read_int("max_body_bytes", o.max_body_bytes, 1, int64_t(1) << 32);
+  r.read_int("max_header_bytes", o.max_header_bytes, 256, 1 << 20);
+  r.read_int("max_headers", o.max_headers, 1, 10000);
+  r.read_int("max_json_depth", o.max_json_depth, 2, 10000);
+  r.read_int("max_json_elements", o.max_json_elements, 16, 1 << 26);
+  auto seconds = [&](const char* key, double& out) {
+    float f = static_cast<float>(out);
+    r.read_float(key, f, 0.01, 86400);
+    out = f;
+  };
+  seconds("header_timeout_s", o.header_timeout_s);
+  seconds("read_timeout_s", o.read_timeout_s);
+  seconds("idle_timeout_s", o.idle_timeout_s);
+  seconds("write_timeout_s", o.write_timeout_s);
+  r.read_int("max_tokens_limit", o.max_tokens_limit, 0, 1 << 24);
+  r.read_int("request_memory_mb", o.request_memory_mb, 1, 1 << 20);
   r.mark("shadow");
   if (const toml::table* s = table_at(origin, t, "shadow", "serve.")) {
     ShadowSpec sh;

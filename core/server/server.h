@@ -1,6 +1,8 @@
 // `switchyard serve`: the HTTP server over the router, the hot-swap reloader and the metrics.
-// Endpoints: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health,
-// GET /metrics, POST /admin/reload, POST /admin/rollback, GET /admin/status.
+// Endpoints: POST /v1/completions, POST /v1/chat/completions, GET /v1/models[/<id>],
+// GET /health, GET /metrics, POST /admin/reload, POST /admin/rollback, GET /admin/status.
+// Access: API keys guard /v1/*, an admin key /admin/* (without one, loopback clients only), an
+// optional metrics key /metrics (server/access.h); /admin/* POSTs take application/json only.
 #pragma once
 
 #include <filesystem>
@@ -9,14 +11,17 @@
 #include <string>
 #include <thread>
 
+#include "server/access.h"
 #include "server/completion_service.h"
 #include "server/reloader.h"
 #include "server/router.h"
 #include "server/serve_metrics.h"
 
-namespace httplib {
-class Server;
-}
+namespace sy::server::http {
+class HttpServer;
+struct Request;
+struct Response;
+}  // namespace sy::server::http
 
 namespace sy::server {
 
@@ -25,6 +30,7 @@ struct ServerOverrides {
   std::optional<uint16_t> port;  // 0: any free port (tests, bench-serve)
   std::optional<uint32_t> watch_ms;
   bool sighup = false;  // reload on SIGHUP (the CLI installs the handler)
+  AccessKeys keys;       // none: every area open (admin to loopback clients only)
 };
 
 class Server {
@@ -50,14 +56,14 @@ class Server {
 
  private:
   void routes();
+  bool allowed(const http::Request& q, http::Response& r) const;
   ServeOptions opts_;
   ServerOverrides over_;
   std::unique_ptr<ServeMetrics> metrics_;
   Router router_;
   std::unique_ptr<Reloader> reloader_;
   std::unique_ptr<CompletionService> completions_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread listen_;
+  std::unique_ptr<http::HttpServer> http_;
   int port_ = -1;
   int64_t started_ns_ = 0;
 };
