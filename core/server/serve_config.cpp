@@ -107,6 +107,8 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& origi
   top.read_string("log_level", c.log_level);
   std::vector<std::filesystem::path> dirs;
   top.read_string_array("plugin_dirs", dirs);
+  std::string models_dir;
+  top.read_string("models_dir", models_dir);
   top.mark("serve");
   top.mark("variants");
   top.reject_unknown();  // top-level [model] etc. belong inside a variant here
@@ -121,6 +123,7 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& origi
   double total = 0;
   for (size_t i = 0; i < tables.size(); ++i) {
     total += weights[i];
+    if (tables[i].config.models_dir.empty()) tables[i].config.models_dir = models_dir;
     c.variants.push_back(ServeVariant{tables[i].name, weights[i], std::move(tables[i].config)});
   }
   if (total <= 0)
@@ -159,6 +162,7 @@ std::string fingerprint(const Config& c) {
   for (const auto& [key, val] : t.params) os << ';' << key << '=' << val;
   os << '\n';
   for (const auto& d : c.plugin_dirs) os << "dir=" << d.string() << '\n';
+  os << "models_dir=" << c.models_dir.string() << '\n';
   return os.str();
 }
 
