@@ -58,11 +58,12 @@ struct TestServer {
   std::unique_ptr<httplib::Client> client;
 
   TestServer(const std::string& name, const std::string& text, uint32_t watch_ms = 0,
-             bool sighup = false) {
+             bool sighup = false, server::AccessKeys keys = {}, std::string host = "127.0.0.1") {
     config = server_dir() / (name + ".toml");
     write_file(config, text);
     server::ServerOverrides o;
-    o.host = "127.0.0.1";
+    o.host = host;
+    o.keys = std::move(keys);
     o.port = 0;
     o.watch_ms = watch_ms;
     o.sighup = sighup;

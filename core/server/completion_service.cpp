@@ -181,8 +181,8 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
       if (text.size() / longest > ctx) {
         metrics.rejected(variant, "context_length");
         throw context_error(chat, ctx,
-                            "your " + std::string(chat ? "messages" : "prompt") + " take at least " +
-                                std::to_string(text.size() / longest) + " tokens");
+                            std::string(chat ? "your messages need" : "your prompt needs") +
+                                " at least " + std::to_string(text.size() / longest) + " tokens");
       }
     }
     spec.prompt = tok->encode(text, tok->vocab().add_bos);
