@@ -7,6 +7,7 @@
 
 #include "server/router.h"
 #include "server/signals.h"
+#include "raw_http.h"
 #include "server_fixture.h"
 
 namespace {
@@ -339,6 +340,62 @@ TEST(ServerSwap, ShadowRunsAreComparedAndDiscarded) {
   EXPECT_EQ(metric(m, "switchyard:shadow_first_divergence_position_count" + l), 4);
   EXPECT_LT(metric(m, "switchyard:shadow_tokens_agreed_total" + l), (kN + 4) * kTok);
   EXPECT_EQ(metric(m, "switchyard:shadow_exact_match_total" + l), kN);
+}
+
+// A shadow copy ends at the same stop strings as its primary, so equal variants still agree
+// token for token.
+TEST(ServerSwap, ShadowCopiesStopWhereTheirPrimaryStops) {
+  TestServer s("shadow-stop", shadow_config({}));
+  const std::string l = "{model_name=\"tiny\",variant=\"p\",shadow=\"s\"}";
+  auto r = s.post("/v1/completions", greedy(prompt(1), 40));
+  const auto ids = token_ids(json::parse(r->body));
+  json req = greedy(prompt(1), 40);
+  req["stop_token_ids"] = {ids[5]};
+  r = s.post("/v1/completions", req);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["choices"][0]["finish_reason"], "stop");
+  const size_t n = token_ids(json::parse(r->body)).size();
+  EXPECT_LE(n, 6u);
+  ASSERT_TRUE(eventually(
+      [&] { return metric(s.metrics(), "switchyard:shadow_requests_total" + l) == 2; }));
+  EXPECT_EQ(metric(s.metrics(), "switchyard:shadow_exact_match_total" + l), 2);
+  EXPECT_EQ(metric(s.metrics(), "switchyard:shadow_tokens_compared_total" + l), 40 + n);
+}
+
+// The client goes away mid-stream: its shadow copy is cancelled with it and frees its blocks.
+TEST(ServerSwap, ShadowIsCancelledWithItsPrimary) {
+  const auto model = server_dir() / "dense-small.gguf";
+  if (!fs::exists(model))
+    sy::model::write_random_llama(sy::model::preset_shape("dense-small"), "f32", 5, model);
+  const std::string cfg =
+      plugin_dirs_line() +
+      "[serve]\nmodel_name = \"tiny\"\nshadow = { variant = \"s\", fraction = 1.0 }\n" +
+      "[[variants]]\nname = \"p\"\n" +
+      variant_tables("variants.", "fixed_window", "wait_window_ms = 0\n", model) +
+      "[[variants]]\nname = \"s\"\nweight = 0\n" + variant_tables("variants.", "dynamic", "", model);
+  TestServer s("shadow-cancel", cfg);
+  const std::string running_s =
+      "switchyard:num_requests_running{model_name=\"tiny\",variant=\"s\"}";
+  {
+    RawClient c(s.server->port());
+    json req = greedy("go", 1800);
+    req["stream"] = true;
+    c.send_post("/v1/completions", req.dump());
+    ASSERT_TRUE(c.read_until("token_ids"));
+    ASSERT_TRUE(eventually([&] { return metric(s.metrics(), running_s) == 1; }, 5000));
+  }  // closed mid-stream
+  const std::string abort_s =
+      "switchyard:request_success_total{model_name=\"tiny\",variant=\"s\",finished_reason="
+      "\"abort\"}";
+  ASSERT_TRUE(eventually([&] { return metric(s.metrics(), abort_s) == 1; }, 5000));
+  const std::string m = s.metrics();
+  EXPECT_EQ(metric(m, running_s), 0);
+  EXPECT_EQ(metric(m, "switchyard:kv_cache_usage_perc{model_name=\"tiny\",variant=\"s\"}"), 0);
+  EXPECT_LT(metric(m, "switchyard:generation_tokens_total{model_name=\"tiny\",variant=\"s\"}"),
+            1800);
+  EXPECT_EQ(metric(m, "switchyard:shadow_skipped_total{model_name=\"tiny\",shadow=\"s\",reason="
+                      "\"primary_aborted\"}"),
+            1);
 }
 
 }  // namespace

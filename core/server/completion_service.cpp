@@ -106,7 +106,21 @@ std::string fingerprint_of(const std::string& config_fingerprint) {
   return buf;
 }
 
-std::string piece_of(const text::Tokenizer& tok, int32_t id) {
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    i += n;
+  }
+  return true;
+}
+
+// A token's text in logprobs. One that is not valid UTF-8 by itself (a byte of a longer
+// character) is spelled "bytes:\\xNN..." as OpenAI does, so distinct tokens stay distinct keys.
+std::string raw_piece(const text::Tokenizer& tok, int32_t id) {
   try {
     return tok.piece(id);
   } catch (const std::exception&) {
@@ -114,12 +128,27 @@ std::string piece_of(const text::Tokenizer& tok, int32_t id) {
   }
 }
 
+std::string shown_piece(const std::string& p) {
+  if (valid_utf8(p)) return p;
+  std::string out = "bytes:";
+  for (unsigned char c : p) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  }
+  return out;
+}
+
 LogprobEntry entry_of(const text::Tokenizer& tok, const text::TokenLogprob& lp, size_t offset) {
   LogprobEntry e;
-  e.token = piece_of(tok, lp.token);
+  e.bytes = raw_piece(tok, lp.token);
+  e.token = shown_piece(e.bytes);
   e.logprob = lp.logprob;
   e.text_offset = offset;
-  for (const auto& [id, v] : lp.top) e.top.emplace_back(piece_of(tok, id), v);
+  for (const auto& [id, v] : lp.top) {
+    const std::string raw = raw_piece(tok, id);
+    e.top.push_back({shown_piece(raw), raw, v});
+  }
   return e;
 }
 

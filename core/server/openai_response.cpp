@@ -47,11 +47,11 @@ json logprobs_json(const ResponseMeta& m, const std::vector<LogprobEntry>& lps) 
     json content = json::array();
     for (const auto& e : lps) {
       json top = json::array();
-      for (const auto& [t, lp] : e.top)
-        top.push_back({{"token", t}, {"logprob", lp}, {"bytes", bytes_of(t)}});
+      for (const auto& a : e.top)
+        top.push_back({{"token", a.token}, {"logprob", a.logprob}, {"bytes", bytes_of(a.bytes)}});
       content.push_back({{"token", e.token},
                          {"logprob", e.logprob},
-                         {"bytes", bytes_of(e.token)},
+                         {"bytes", bytes_of(e.bytes)},
                          {"top_logprobs", top}});
     }
     return {{"content", content}, {"refusal", nullptr}};
@@ -62,7 +62,7 @@ json logprobs_json(const ResponseMeta& m, const std::vector<LogprobEntry>& lps) 
     tokens.push_back(e.token);
     token_lps.push_back(e.logprob);
     json top = json::object();
-    for (const auto& [t, lp] : e.top) top[t] = lp;
+    for (const auto& a : e.top) top[a.token] = a.logprob;
     top[e.token] = e.logprob;
     tops.push_back(top);
     offsets.push_back(e.text_offset);

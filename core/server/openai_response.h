@@ -23,11 +23,16 @@ struct ResponseMeta {
   bool logprobs = false;           // the request asked for them
 };
 
-// One token's logprob as the response shows it: its text and the alternatives' texts.
+// One token's logprob as the response shows it: its text ("bytes:\\xNN" when it is not valid
+// UTF-8 alone), its raw bytes, and the same of the alternatives.
 struct LogprobEntry {
-  std::string token;
+  struct Alt {
+    std::string token, bytes;
+    float logprob = 0;
+  };
+  std::string token, bytes;
   float logprob = 0;
-  std::vector<std::pair<std::string, float>> top;
+  std::vector<Alt> top;
   size_t text_offset = 0;  // completions: where the token starts in the choice's text
 };
 

@@ -223,6 +223,9 @@ RequestParser::Step RequestParser::feed_chunked(std::string& in) {
         break;
       }
       case State::chunk_data_end:
+        if ((!in.empty() && in[0] != '\r' && in[0] != '\n') ||
+            (in.size() >= 2 && in[0] == '\r' && in[1] != '\n'))
+          return fail(400, "Malformed chunked body: missing CRLF after chunk data.");
         if (!take_line(in, line, 2, too_long))
           return too_long ? fail(400, "Malformed chunked body: missing CRLF after chunk data.")
                           : Step::need_more;
