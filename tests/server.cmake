@@ -13,3 +13,9 @@ set_tests_properties(bench_serve_smoke PROPERTIES TIMEOUT 120
 add_test(NAME serve_bad_config COMMAND $<TARGET_FILE:switchyard> serve --config ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/cli_bad_key.toml)
 set_tests_properties(serve_bad_config PROPERTIES
   PASS_REGULAR_EXPRESSION "switchyard serve: error: .*cli_bad_key.toml:11:12: engine.max_seqs: expected an integer, got string")
+# The official OpenAI Node SDK as the conformance client (tests/openai_sdk; needs node and npm,
+# which scripts/install-deps.sh installs, and the npm registry for the pinned package).
+add_test(NAME openai_sdk_conformance COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/openai_sdk/run.sh
+  $<TARGET_FILE:switchyard> ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR})
+set_tests_properties(openai_sdk_conformance PROPERTIES TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "[0-9]+ checks passed\n" FAIL_REGULAR_EXPRESSION "FAIL |some FAILED")
