@@ -92,14 +92,18 @@ for t in "${targets[@]}"; do
       { echo "fuzz $t: a regression input fails again:"; tail -40 "$out/$t-regressions.log"; status=1; }
   fi
   log=$out/$t.log
+  rm -f "$out"/fuzz-*.log
+  parallel=()  # -jobs makes libFuzzer fork workers that log to fuzz-<n>.log in the current dir
+  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
   set +e
-  "$bin" -max_total_time="$seconds" -runs="$runs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-    -jobs="$jobs" -workers="$jobs" -print_final_stats=1 -artifact_prefix="$findings/$t-" \
-    "$corpus" "$seeds/$t" >"$log" 2>&1
+  (cd "$out" && "$bin" -max_total_time="$seconds" -runs="$runs" -max_len=65536 -timeout=10 \
+    -rss_limit_mb=2048 "${parallel[@]}" -print_final_stats=1 -artifact_prefix="$findings/$t-" \
+    "$corpus" "$seeds/$t" >"$log" 2>&1)
   rc=$?
   set -e
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s+=$1} END {print s+0}')
-  secs=$(sed -n 's/^stat::.*//;s/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\2/p' "$log" | tail -1)
+  execs=$(cat "$log" "$out"/fuzz-*.log 2>/dev/null |
+    sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s+=$1} END {print s+0}')
+  secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
   n_seeds=$(ls "$seeds/$t" | wc -l)
   n_corpus=$(ls "$corpus" | wc -l)
   if [ $rc -ne 0 ]; then

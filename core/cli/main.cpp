@@ -22,6 +22,7 @@ constexpr const char* kUsage =
     "  bench [--config compare.toml] [--out D] replay a workload against several variants, report\n"
     "  serve --config X.toml [--port P]        OpenAI-compatible HTTP server with hot swap\n"
     "  bench-serve [--duration S] [--clients N] load-test the server on loopback\n"
+    "  bench-hardening [--slow N] [--bad N]    /health under slow clients, memory under bad requests\n"
     "\n"
     "run `switchyard <command> --help` for a command's options\n";
 
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return sy::cli::cmd_bench(argc, argv);
     if (cmd == "serve") return sy::cli::cmd_serve(argc, argv);
     if (cmd == "bench-serve") return sy::cli::cmd_bench_serve(argc, argv);
+    if (cmd == "bench-hardening") return sy::cli::cmd_bench_hardening(argc, argv);
     std::fprintf(stderr, "switchyard: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const sy::cli::UsageError& e) {

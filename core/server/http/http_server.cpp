@@ -214,6 +214,10 @@ int HttpServer::bind(const std::string& host, uint16_t port) {
 
 void HttpServer::start() {
   if (listen_fd_ < 0) throw std::logic_error("HttpServer::start before bind");
+  // glibc raises its mmap threshold to the size of each large block freed, after which bodies
+  // and documents of hundreds of kB come from the thread arenas and stay resident once freed.
+  // A fixed threshold keeps every such buffer in its own mapping, given back on free.
+  ::mallopt(M_MMAP_THRESHOLD, 256 << 10);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0)
@@ -329,10 +333,12 @@ void HttpServer::refuse(const std::shared_ptr<Conn>& c, int status, const std::s
   ::shutdown(c->fd, SHUT_WR);
   c->state = Conn::State::closing;
   c->deadline = now_ns() + kLingerNs;
+  const bool large = c->parser.request().body.size() >= kTrimAfterBytes;
   c->in.clear();
   c->in.shrink_to_fit();
   c->parser = RequestParser(lim_.parse);
   c->reservation.release();
+  if (large) ::malloc_trim(0);
 }
 
 void HttpServer::on_readable(const std::shared_ptr<Conn>& c) {
