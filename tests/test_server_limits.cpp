@@ -489,4 +489,35 @@ TEST(ServerLimits, NoInputReachesA500) {
   EXPECT_EQ(s.post_raw("/v1/completions", ok_request())->status, 200);
 }
 
+// A request the server ends without finishing (it is stopping) gets an error, never OpenAI's
+// unknown finish_reason "abort".
+TEST(ServerLimits, AnAbortedRequestIsA503NotAFinishReason) {
+  TestServer s("aborted", plugin_dirs_line() + "[serve]\nmodel_name = \"tiny\"\n" +
+                              variant_tables("", "fixed_window", "max_batch = 8\nwait_window_ms = 5000\n"));
+  std::pair<int, std::string> got{-1, ""};
+  std::thread t([&] {
+    auto r = s.make_client()->Post("/v1/completions", greedy("q", 2).dump(), "application/json");
+    if (r) got = {r->status, r->body};
+  });
+  ASSERT_TRUE(eventually([&] {
+    return metric(s.metrics(), "switchyard:queue_depth{model_name=\"tiny\",variant=\"default\"}") == 1;
+  }));
+  s.server->stop();
+  t.join();
+  EXPECT_EQ(got.first, 503);
+  EXPECT_EQ(got.second, err("request_aborted",
+                            "The request was aborted before it finished: the server is stopping "
+                            "or its variant failed. Retry.",
+                            "service_unavailable"));
+}
+
+TEST(ServerAccess, RunningAsRootIsWarned) {
+  if (geteuid() != 0) GTEST_SKIP() << "not running as root";
+  sy::test::LogCapture log;
+  TestServer s("root", config());
+  EXPECT_NE(log.text().find("running as root: plugins and model files load with root "
+                            "privileges; run the server as an unprivileged user"),
+            std::string::npos);
+}
+
 }  // namespace
