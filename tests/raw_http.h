@@ -32,7 +32,8 @@ struct RawClient {
   }
   // False when the server has closed the connection (or reset it).
   bool send_raw(const std::string& bytes) {
-    return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+    return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
   }
   void send_post(const std::string& path, const std::string& body,
                  const std::string& extra_headers = "") {

@@ -85,10 +85,11 @@ TEST(ModelFile, RemovesWhatAnInterruptedGenerationLeft) {
   const pid_t gone = dead_pid();
   const std::string stale1 = "m.gguf.tmp." + std::to_string(gone) + ".3";
   const std::string stale2 = "m.gguf.partial." + std::to_string(gone);
-  const std::string stale3 = "m.gguf.partial." + std::to_string(gone) + ".tmp." + std::to_string(gone) + ".0";
+  const std::string stale3 =
+      "m.gguf.partial." + std::to_string(gone) + ".tmp." + std::to_string(gone) + ".0";
   const std::string live = "m.gguf.tmp." + std::to_string(getppid()) + ".1";  // still running
-  for (const auto& n : {stale1, stale2, stale3, live, std::string("notes.txt.tmp.1.2"),
-                        std::string("other.gguf")})
+  for (const auto& n :
+       {stale1, stale2, stale3, live, std::string("notes.txt.tmp.1.2"), std::string("other.gguf")})
     std::ofstream(models / n) << "x";
   EXPECT_EQ(sy::engine::remove_stale_generation_files(models), 3u);
   EXPECT_FALSE(fs::exists(models / stale1));

@@ -150,8 +150,8 @@ TEST(ServerAccess, AdminTakesOnlyJsonSoBrowsersCannotPostForms) {
   const std::string resp = bare.read_all();
   EXPECT_EQ(status_of(resp), 415);
   EXPECT_EQ(body_of_response(resp), refusal);
-  for (const char* type : {"application/x-www-form-urlencoded", "text/plain",
-                           "multipart/form-data; boundary=x"}) {
+  for (const char* type :
+       {"application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"}) {
     auto r = s.client->Post("/admin/rollback", "a=1", type);
     EXPECT_EQ(r->status, 415) << type;
     EXPECT_EQ(r->body, refusal);
@@ -162,17 +162,20 @@ TEST(ServerAccess, AdminTakesOnlyJsonSoBrowsersCannotPostForms) {
   EXPECT_EQ(json::parse(r->body)["changed"], false);
   r = s.client->Post("/admin/reload", R"({"force": true})", "application/json");
   EXPECT_EQ(r->status, 400);
-  EXPECT_EQ(r->body,
-            R"({"error":{"code":"unknown_parameter","message":"Unrecognized request argument supplied: force","param":"force","type":"invalid_request_error"}})");
+  EXPECT_EQ(
+      r->body,
+      R"({"error":{"code":"unknown_parameter","message":"Unrecognized request argument supplied: force","param":"force","type":"invalid_request_error"}})");
 }
 
 TEST(ServerLimits, BodyLimitHoldsForContentLengthAndChunked) {
   TestServer s("body", config("max_body_bytes = 4096\n"));
-  const std::string too_large = err("payload_too_large", "The request body is larger than 4096 bytes.");
+  const std::string too_large =
+      err("payload_too_large", "The request body is larger than 4096 bytes.");
   {  // refused from its header, before a byte of the body is read
     RawClient c(s.server->port());
-    ASSERT_TRUE(c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                           "application/json\r\nContent-Length: 5000000\r\n\r\n"));
+    ASSERT_TRUE(
+        c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                   "application/json\r\nContent-Length: 5000000\r\n\r\n"));
     const std::string resp = c.read_all();
     EXPECT_EQ(status_of(resp), 413);
     EXPECT_EQ(body_of_response(resp), too_large);
@@ -180,8 +183,9 @@ TEST(ServerLimits, BodyLimitHoldsForContentLengthAndChunked) {
   }
   {  // chunked: refused as soon as the decoded body passes the limit, mid-stream
     RawClient c(s.server->port());
-    ASSERT_TRUE(c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                           "application/json\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    ASSERT_TRUE(
+        c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                   "application/json\r\nTransfer-Encoding: chunked\r\n\r\n"));
     const std::string chunk = "400\r\n" + std::string(1024, ' ') + "\r\n";
     for (int i = 0; i < 4; ++i) ASSERT_TRUE(c.send_raw(chunk));
     ASSERT_TRUE(c.send_raw("1\r\n \r\n"));  // 4097 bytes
@@ -194,10 +198,11 @@ TEST(ServerLimits, BodyLimitHoldsForContentLengthAndChunked) {
     const std::string body = ok_request();
     std::ostringstream hex;
     hex << std::hex << body.size() - 5;
-    ASSERT_TRUE(c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                           "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                           hex.str() + ";ext=1\r\n" + body.substr(0, body.size() - 5) +
-                           "\r\n5\r\n" + body.substr(body.size() - 5) + "\r\n0\r\nX-T: 1\r\n\r\n"));
+    ASSERT_TRUE(
+        c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                   "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                   hex.str() + ";ext=1\r\n" + body.substr(0, body.size() - 5) + "\r\n5\r\n" +
+                   body.substr(body.size() - 5) + "\r\n0\r\nX-T: 1\r\n\r\n"));
     const std::string resp = c.read_all();
     EXPECT_EQ(status_of(resp), 200) << resp;
     EXPECT_EQ(token_ids(json::parse(body_of_response(resp))).size(), 2u);
@@ -271,10 +276,9 @@ TEST(ServerLimits, JsonDepthElementsAndNumbers) {
   EXPECT_EQ(r->body, err("json_too_large", "The JSON body holds more than 1000 values."));
   r = s.post_raw("/v1/completions", R"({"prompt": "x", "temperature": 1e400})");
   EXPECT_EQ(r->status, 400);
-  EXPECT_EQ(r->body,
-            err("invalid_json",
-                "We could not parse the JSON body of your request: "
-                "[json.exception.out_of_range.406] number overflow parsing '1e400'"));
+  EXPECT_EQ(r->body, err("invalid_json",
+                         "We could not parse the JSON body of your request: "
+                         "[json.exception.out_of_range.406] number overflow parsing '1e400'"));
   EXPECT_EQ(s.post_raw("/v1/completions", ok_request())->status, 200);
 }
 
@@ -285,8 +289,8 @@ TEST(ServerLimits, MaxTokensCapAndPromptsTooLongToTokenize) {
   EXPECT_EQ(
       r->body,
       R"({"error":{"code":"invalid_value","message":"Invalid 'max_tokens': integer above maximum value. Expected a value <= 8, but got 9 instead.","param":"max_tokens","type":"invalid_request_error"}})");
-  r = s.post("/v1/chat/completions",
-             {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_completion_tokens", 50}});
+  r = s.post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                                      {"max_completion_tokens", 50}});
   EXPECT_EQ(r->status, 400);
   EXPECT_EQ(
       r->body,
@@ -303,18 +307,20 @@ TEST(ServerLimits, MaxTokensCapAndPromptsTooLongToTokenize) {
   for (const auto& t : tok->vocab().tokens) longest = std::max(longest, t.size());
   r = s.post("/v1/completions", {{"prompt", std::string(1'000'000, 'a')}, {"max_tokens", 1}});
   EXPECT_EQ(r->status, 400);
-  EXPECT_EQ(r->body,
-            R"({"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 512 tokens. However, your prompt needs at least )" +
-                std::to_string(1'000'000 / longest) +
-                R"( tokens. Please reduce the length of the prompt or completion.","param":"prompt","type":"invalid_request_error"}})");
+  EXPECT_EQ(
+      r->body,
+      R"({"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 512 tokens. However, your prompt needs at least )" +
+          std::to_string(1'000'000 / longest) +
+          R"( tokens. Please reduce the length of the prompt or completion.","param":"prompt","type":"invalid_request_error"}})");
 }
 
 TEST(ServerLimits, RequestMemoryBudgetRefusesBeforeBuffering) {
   TestServer s("budget", config("request_memory_mb = 1\n"));
   RawClient c(s.server->port());
   // 3 x 400 kB + 64 kB is over the 1 MiB budget: refused from the header.
-  ASSERT_TRUE(c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                         "application/json\r\nContent-Length: 400000\r\n\r\n"));
+  ASSERT_TRUE(
+      c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                 "application/json\r\nContent-Length: 400000\r\n\r\n"));
   const std::string resp = c.read_all();
   EXPECT_EQ(status_of(resp), 503);
   EXPECT_EQ(header_of(resp, "Retry-After"), "1");
@@ -336,9 +342,10 @@ TEST(ServerLimits, ConnectionCapAnswers503WithRetryAfter) {
   const std::string resp = extra.read_all();
   EXPECT_EQ(status_of(resp), 503);
   EXPECT_EQ(header_of(resp, "Retry-After"), "1");
-  EXPECT_EQ(body_of_response(resp),
-            err("too_many_connections", "The server has too many open connections (4); retry shortly.",
-                "service_unavailable"));
+  EXPECT_EQ(
+      body_of_response(resp),
+      err("too_many_connections", "The server has too many open connections (4); retry shortly.",
+          "service_unavailable"));
   held.clear();
   EXPECT_TRUE(eventually([&] {
     auto r = s.make_client()->Get("/health");
@@ -356,19 +363,20 @@ TEST(ServerLimits, HeaderReadAndIdleDeadlines) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const std::string resp = c.read_all(3000);
     EXPECT_EQ(status_of(resp), 408);
-    EXPECT_EQ(body_of_response(resp),
-              err("request_timeout", "The request head was not received within 0.3 s.",
-                  "timeout_error"));
+    EXPECT_EQ(
+        body_of_response(resp),
+        err("request_timeout", "The request head was not received within 0.3 s.", "timeout_error"));
   }
   {  // a body that stops coming
     RawClient c(s.server->port());
-    ASSERT_TRUE(c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
-                           "100\r\n\r\n{\"prompt\""));
+    ASSERT_TRUE(
+        c.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                   "100\r\n\r\n{\"prompt\""));
     const std::string resp = c.read_all(3000);
     EXPECT_EQ(status_of(resp), 408);
-    EXPECT_EQ(body_of_response(resp),
-              err("request_timeout", "The request was not received within 0.6 s.",
-                  "timeout_error"));
+    EXPECT_EQ(
+        body_of_response(resp),
+        err("request_timeout", "The request was not received within 0.6 s.", "timeout_error"));
   }
   {  // a connection that never sends anything, or goes quiet after a request, is closed
     RawClient silent(s.server->port());
@@ -413,8 +421,9 @@ TEST(ServerLimits, HttpDetails) {
   }
   {  // two requests in one write, answered in order on one connection
     RawClient c(s.server->port());
-    ASSERT_TRUE(c.send_raw("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\n"
-                           "Host: x\r\nConnection: close\r\n\r\n"));
+    ASSERT_TRUE(
+        c.send_raw("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\n"
+                   "Host: x\r\nConnection: close\r\n\r\n"));
     const std::string resp = c.read_all();
     const size_t second = resp.find("HTTP/1.1 200", 1);
     ASSERT_NE(second, std::string::npos) << resp;
@@ -447,12 +456,15 @@ TEST(ServerLimits, HttpDetails) {
 // Random bytes and mutated requests: every answer is a 4xx (or a 200 for one that stayed valid),
 // none is a 500, and the server still serves afterwards.
 TEST(ServerLimits, NoInputReachesA500) {
-  TestServer s("no-500", config("max_body_bytes = 65536\nheader_timeout_s = 0.5\nread_timeout_s = 1\n"));
+  TestServer s("no-500",
+               config("max_body_bytes = 65536\nheader_timeout_s = 0.5\nread_timeout_s = 1\n"));
   std::mt19937 rng(15);
   const std::vector<std::string> seeds = {
-      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
-      "%LEN%\r\nConnection: close\r\n\r\n" + json{{"prompt", "hi"}, {"max_tokens", 2}, {"n", 2},
-                                                   {"stop", {"a"}}, {"logprobs", 2}}.dump(),
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nContent-Length: "
+      "%LEN%\r\nConnection: close\r\n\r\n" +
+          json{{"prompt", "hi"}, {"max_tokens", 2}, {"n", 2}, {"stop", {"a"}}, {"logprobs", 2}}
+              .dump(),
       "POST /v1/chat/completions HTTP/1.1\r\nContent-Length: %LEN%\r\nConnection: close\r\n\r\n" +
           json{{"messages", {{{"role", "user"}, {"content", "hi"}}}},
                {"max_tokens", 2},
@@ -471,10 +483,18 @@ TEST(ServerLimits, NoInputReachesA500) {
       if (body.empty()) break;
       const size_t at = rng() % body.size();
       switch (rng() % 4) {
-        case 0: body[at] = static_cast<char>(rng() % 256); break;
-        case 1: body.erase(at, 1 + rng() % 4); break;
-        case 2: body.insert(at, std::string(1 + rng() % 3, "{}[]\",:0e-9"[rng() % 11])); break;
-        default: body.insert(at, "1e999"); break;
+        case 0:
+          body[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          body.erase(at, 1 + rng() % 4);
+          break;
+        case 2:
+          body.insert(at, std::string(1 + rng() % 3, "{}[]\",:0e-9"[rng() % 11]));
+          break;
+        default:
+          body.insert(at, "1e999");
+          break;
       }
     }
     std::string head = req.substr(0, head_end);
@@ -492,15 +512,17 @@ TEST(ServerLimits, NoInputReachesA500) {
 // A request the server ends without finishing (it is stopping) gets an error, never OpenAI's
 // unknown finish_reason "abort".
 TEST(ServerLimits, AnAbortedRequestIsA503NotAFinishReason) {
-  TestServer s("aborted", plugin_dirs_line() + "[serve]\nmodel_name = \"tiny\"\n" +
-                              variant_tables("", "fixed_window", "max_batch = 8\nwait_window_ms = 5000\n"));
+  TestServer s("aborted",
+               plugin_dirs_line() + "[serve]\nmodel_name = \"tiny\"\n" +
+                   variant_tables("", "fixed_window", "max_batch = 8\nwait_window_ms = 5000\n"));
   std::pair<int, std::string> got{-1, ""};
   std::thread t([&] {
     auto r = s.make_client()->Post("/v1/completions", greedy("q", 2).dump(), "application/json");
     if (r) got = {r->status, r->body};
   });
   ASSERT_TRUE(eventually([&] {
-    return metric(s.metrics(), "switchyard:queue_depth{model_name=\"tiny\",variant=\"default\"}") == 1;
+    return metric(s.metrics(), "switchyard:queue_depth{model_name=\"tiny\",variant=\"default\"}") ==
+           1;
   }));
   s.server->stop();
   t.join();

@@ -32,13 +32,15 @@ std::vector<std::string> events(const std::string& body) {
 
 // What a JSON round trip makes of `s` (invalid UTF-8 from random weights becomes U+FFFD).
 std::string as_json_text(const std::string& s) {
-  return json::parse(json(s).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
+  return json::parse(json(s).dump(-1, ' ', false, json::error_handler_t::replace))
+      .get<std::string>();
 }
 
 // A token's text as logprobs spell it: itself, or "bytes:\xNN" when it is not valid UTF-8.
 std::string logprob_text(const sy::text::Tokenizer& tok, int32_t id) {
   const std::string p = tok.piece(id);
-  if (json::parse(json(p).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>() == p)
+  if (json::parse(json(p).dump(-1, ' ', false, json::error_handler_t::replace))
+          .get<std::string>() == p)
     return p;
   std::string out = "bytes:";
   for (unsigned char c : p) {
@@ -240,7 +242,8 @@ TEST(OpenAiFeatures, LogprobsInTheCompletionAndChatShapes) {
   json no_lp = chat;
   no_lp.erase("top_logprobs");
   no_lp["logprobs"] = false;
-  EXPECT_TRUE(json::parse(s.post("/v1/chat/completions", no_lp)->body)["choices"][0]["logprobs"].is_null());
+  EXPECT_TRUE(
+      json::parse(s.post("/v1/chat/completions", no_lp)->body)["choices"][0]["logprobs"].is_null());
 }
 
 TEST(OpenAiFeatures, LogitBiasPenaltiesEchoAndFormat) {
@@ -475,23 +478,27 @@ TEST(HttpParser, FramingAndLimitsOnAnySplit) {
     RequestParser::Step st;
     do st = p.feed(buf);
     while (st == RequestParser::Step::head_ready);
-    return st == RequestParser::Step::error ? std::to_string(p.error().status) + " " + p.error().message
-                                            : "accepted";
+    return st == RequestParser::Step::error
+               ? std::to_string(p.error().status) + " " + p.error().message
+               : "accepted";
   };
   sy::server::http::ParseLimits small;
   small.max_body_bytes = 10;
-  EXPECT_EQ(refuse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n3\r\n", small),
-            "413 The request body is larger than 10 bytes.");
+  EXPECT_EQ(
+      refuse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n3\r\n", small),
+      "413 The request body is larger than 10 bytes.");
   EXPECT_EQ(refuse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n"),
             "400 Malformed chunked body: bad chunk size.");
   EXPECT_EQ(refuse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX"),
             "400 Malformed chunked body: missing CRLF after chunk data.");
-  EXPECT_EQ(refuse("GET / HTTP/1.1\r\n Folded: x\r\n\r\n"), "400 Folded header lines are not accepted.");
+  EXPECT_EQ(refuse("GET / HTTP/1.1\r\n Folded: x\r\n\r\n"),
+            "400 Folded header lines are not accepted.");
   EXPECT_EQ(refuse("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n"),
             "400 Malformed header field: expected 'Name: value'.");
   EXPECT_EQ(refuse("GET / HTTP/1.1\r\nA: b\rc\r\n\r\n"),
             "400 The request head contains a bare CR or a NUL byte.");
-  EXPECT_EQ(refuse("GET / HTTP/1.1\r\nExpect: magic\r\n\r\n"), "417 Expectation 'magic' is not supported.");
+  EXPECT_EQ(refuse("GET / HTTP/1.1\r\nExpect: magic\r\n\r\n"),
+            "417 Expectation 'magic' is not supported.");
   EXPECT_EQ(refuse("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"),
             "400 Transfer-Encoding is not allowed in an HTTP/1.0 request.");
   EXPECT_EQ(refuse("\r\n\r\nGET / HTTP/1.1\r\n\r\n"), "accepted");  // leading empty lines

@@ -48,7 +48,8 @@ int cmd_bench_hardening(int argc, char** argv) {
   o.exe = a.str("exe", std::filesystem::canonical("/proc/self/exe").string());
   o.config = a.str("config");
   if (o.config.empty()) {
-    o.config = (std::filesystem::temp_directory_path() / "switchyard-bench-hardening.toml").string();
+    o.config =
+        (std::filesystem::temp_directory_path() / "switchyard-bench-hardening.toml").string();
     std::ofstream(o.config) << kDefaultServe;
   }
   o.slow = static_cast<uint32_t>(a.integer("slow", 200));
@@ -63,22 +64,28 @@ int cmd_bench_hardening(int argc, char** argv) {
 
   std::vector<double> ok;
   uint32_t missed = 0;
-  for (double ms : r.health_ms) (ms < 0 || ms > 1000 ? ++missed : 0), ok.push_back(ms < 0 ? 5000 : ms);
+  for (double ms : r.health_ms)
+    (ms < 0 || ms > 1000 ? ++missed : 0), ok.push_back(ms < 0 ? 5000 : ms);
   std::sort(ok.begin(), ok.end());
-  auto pct = [&](double q) { return ok.empty() ? 0.0 : ok[std::min(ok.size() - 1, size_t(q * ok.size()))]; };
-  std::printf("/health with %u slow connections open (at least %u open at each check, %u reopened "
-              "after the server dropped them): %zu probes, %u over 1 s or unanswered; latency ms "
-              "min %.2f, median %.2f, p90 %.2f, max %.2f\n",
-              o.slow, r.slow_open_min, r.slow_reopened, r.health_ms.size(), missed, pct(0), pct(0.5),
-              pct(0.9), ok.empty() ? 0.0 : ok.back());
-  std::printf("%u bad requests from %u clients in %.1f s; statuses:", o.bad, o.clients, r.bad_seconds);
+  auto pct = [&](double q) {
+    return ok.empty() ? 0.0 : ok[std::min(ok.size() - 1, size_t(q * ok.size()))];
+  };
+  std::printf(
+      "/health with %u slow connections open (at least %u open at each check, %u reopened "
+      "after the server dropped them): %zu probes, %u over 1 s or unanswered; latency ms "
+      "min %.2f, median %.2f, p90 %.2f, max %.2f\n",
+      o.slow, r.slow_open_min, r.slow_reopened, r.health_ms.size(), missed, pct(0), pct(0.5),
+      pct(0.9), ok.empty() ? 0.0 : ok.back());
+  std::printf("%u bad requests from %u clients in %.1f s; statuses:", o.bad, o.clients,
+              r.bad_seconds);
   for (const auto& [status, n] : r.statuses)
     std::printf(" %s=%llu", status ? std::to_string(status).c_str() : "none",
                 static_cast<unsigned long long>(n));
-  std::printf("\nresident memory: before %.1f MiB, peak %.1f MiB, after %.1f MiB (after - before "
-              "%+.1f MiB)\n",
-              r.rss_before_kb / 1024.0, r.rss_peak_kb / 1024.0, r.rss_after_kb / 1024.0,
-              (double(r.rss_after_kb) - double(r.rss_before_kb)) / 1024.0);
+  std::printf(
+      "\nresident memory: before %.1f MiB, peak %.1f MiB, after %.1f MiB (after - before "
+      "%+.1f MiB)\n",
+      r.rss_before_kb / 1024.0, r.rss_peak_kb / 1024.0, r.rss_after_kb / 1024.0,
+      (double(r.rss_after_kb) - double(r.rss_before_kb)) / 1024.0);
   std::printf("still serving afterwards: %s\n", r.serving_after ? "yes" : "NO");
   return missed == 0 && r.serving_after ? 0 : 1;
 }

@@ -29,8 +29,8 @@ bool field(const char* f, size_t n, std::string& out) {
 }
 
 // Notes in [off, off + len): returns found when one is ours and well formed.
-NoteStatus scan_notes(const uint8_t* data, size_t size, uint64_t off, uint64_t len,
-                      PluginNote& out, std::string& why) {
+NoteStatus scan_notes(const uint8_t* data, size_t size, uint64_t off, uint64_t len, PluginNote& out,
+                      std::string& why) {
   if (off > size || len > size - off) {
     why = "a note section lies outside the file";
     return NoteStatus::invalid;

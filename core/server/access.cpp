@@ -35,8 +35,8 @@ bool key_matches(const std::vector<std::string>& keys, std::string_view presente
     // Walk the presented bytes whatever happens, so the time says nothing about the key.
     unsigned diff = presented.size() != k.size();
     for (size_t i = 0; i < presented.size(); ++i)
-      diff |= static_cast<unsigned char>(presented[i]) ^
-              static_cast<unsigned char>(k[i % k.size()]);
+      diff |=
+          static_cast<unsigned char>(presented[i]) ^ static_cast<unsigned char>(k[i % k.size()]);
     matched |= diff == 0;
   }
   return matched != 0 && !presented.empty();

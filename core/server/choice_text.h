@@ -31,8 +31,8 @@ class ChoiceText {
   text::Detokenizer detok_;
   std::vector<std::string> stop_;
   std::vector<int32_t> stop_ids_;
-  std::string held_;     // decoded, not returned yet
-  size_t decoded_ = 0;   // bytes decoded so far
+  std::string held_;    // decoded, not returned yet
+  size_t decoded_ = 0;  // bytes decoded so far
   size_t last_offset_ = 0;
   bool stopped_ = false;
 };

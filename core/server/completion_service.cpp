@@ -226,8 +226,8 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
     const std::string what = chat ? "messages" : "prompt";
     throw context_error(chat, ctx,
                         "you requested " +
-                            std::to_string(n_prompt + uint64_t(spec.max_new_tokens)) +
-                            " tokens (" + std::to_string(n_prompt) + " in the " + what + ", " +
+                            std::to_string(n_prompt + uint64_t(spec.max_new_tokens)) + " tokens (" +
+                            std::to_string(n_prompt) + " in the " + what + ", " +
                             std::to_string(spec.max_new_tokens) + " for the completion)");
   }
   spec.sampling.temperature = cr.temperature.value_or(vc.sampling.temperature);
@@ -246,9 +246,8 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
 
 // Callbacks for choice `index`: its text is cut at stop strings and stop tokens on the engine
 // thread, which ends the request at the token that completed the match.
-Callbacks choice_callbacks(std::shared_ptr<Channel> ch, uint32_t index,
-                           const text::Tokenizer& tok, const CompletionRequest& cr,
-                           std::shared_ptr<ShadowPair> pair) {
+Callbacks choice_callbacks(std::shared_ptr<Channel> ch, uint32_t index, const text::Tokenizer& tok,
+                           const CompletionRequest& cr, std::shared_ptr<ShadowPair> pair) {
   auto text = std::make_shared<ChoiceText>(tok, cr.stop, cr.stop_token_ids);
   Callbacks cb;
   cb.on_token = [ch, index, text](int32_t t, const text::TokenLogprob* lp) {
@@ -343,8 +342,7 @@ class Collector {
 // Streams one request's events until every choice finished; false ends the response.
 class Streamer {
  public:
-  Streamer(Admitted a, ServeMetrics* metrics)
-      : a_(std::move(a)), collect_(a_), metrics_(metrics) {}
+  Streamer(Admitted a, ServeMetrics* metrics) : a_(std::move(a)), collect_(a_), metrics_(metrics) {}
 
   bool pump(http::ChunkSink& sink) {
     auto write = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
@@ -439,7 +437,8 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
       a.timeout_s = d ? d->request_timeout_s : a.timeout_s;
       EngineRunner& runner = *route->primary;
       a.tok = runner.tokenizer();
-      const engine::RequestSpec base = make_spec(cr, runner, limits_, metrics_, route->primary_name);
+      const engine::RequestSpec base =
+          make_spec(cr, runner, limits_, metrics_, route->primary_name);
       a.ch = std::make_shared<Channel>(cr.n);
       std::shared_ptr<ShadowPair> pair;
       if (route->shadow) {
@@ -478,8 +477,8 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
       }
       if (retry) continue;
       if (route->shadow) {
-        const auto st = route->shadow->submit(base, shadow_callbacks(*a.tok, cr, pair), arrival,
-                                              deadline);
+        const auto st =
+            route->shadow->submit(base, shadow_callbacks(*a.tok, cr, pair), arrival, deadline);
         if (st.status == EngineRunner::Admit::ok)
           a.shadow = {route->shadow, st.id};
         else
@@ -528,7 +527,7 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
         if (ev.logprob) p.logprobs.push_back(collect.entry(ev));
       }
       if (!collect.all_done() && peer_closed(a.fd)) {
-        a.cancel_all();  // nobody will read the answer
+        a.cancel_all();    // nobody will read the answer
         res.status = 499;  // nginx's "client closed request"; never reaches the client
         res.close = true;
         return;
@@ -544,9 +543,9 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
       p.tokens = f.outcome.tokens;
       p.finish_reason = openai_finish_reason(f.outcome.reason);
     }
-    res.set_content(completion_body(a.meta, collect.parts(), a.prompt_tokens,
-                                    collect.completion_tokens()),
-                    "application/json");
+    res.set_content(
+        completion_body(a.meta, collect.parts(), a.prompt_tokens, collect.completion_tokens()),
+        "application/json");
   } catch (const ApiError& e) {
     res.status = e.status;
     if (e.status == 429 || e.status == 503) res.set_header("Retry-After", "1");

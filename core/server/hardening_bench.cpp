@@ -89,8 +89,7 @@ uint64_t rss_kb(pid_t pid, const char* field = "VmRSS:") {
   return 0;
 }
 
-std::string post(const std::string& path, const std::string& body,
-                 const std::string& extra = "") {
+std::string post(const std::string& path, const std::string& body, const std::string& extra = "") {
   return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra +
          "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
 }
@@ -109,13 +108,27 @@ int bad_request(uint16_t port, uint32_t k) {
   std::string req;
   int wait_ms = 10000;
   switch (k % 16) {
-    case 0: req = post("/v1/completions", R"({"prompt": "x", "max_tokens": 4,)"); break;
-    case 1: req = post("/v1/completions", R"({"prompt": 7})"); break;
-    case 2: req = post("/v1/chat/completions", R"({"messages": [], "frobnicate": 1})"); break;
-    case 3: req = post("/v1/completions", R"({"prompt": "x", "temperature": 1e400})"); break;
-    case 4: req = post("/v1/completions", nested); break;
-    case 5: req = post("/v1/completions", many); break;
-    case 6: req = post("/v1/completions", long_text); break;
+    case 0:
+      req = post("/v1/completions", R"({"prompt": "x", "max_tokens": 4,)");
+      break;
+    case 1:
+      req = post("/v1/completions", R"({"prompt": 7})");
+      break;
+    case 2:
+      req = post("/v1/chat/completions", R"({"messages": [], "frobnicate": 1})");
+      break;
+    case 3:
+      req = post("/v1/completions", R"({"prompt": "x", "temperature": 1e400})");
+      break;
+    case 4:
+      req = post("/v1/completions", nested);
+      break;
+    case 5:
+      req = post("/v1/completions", many);
+      break;
+    case 6:
+      req = post("/v1/completions", long_text);
+      break;
     case 7:  // a length over the body limit, and no body
       req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 17825792\r\n\r\n";
       break;
@@ -124,7 +137,8 @@ int bad_request(uint16_t port, uint32_t k) {
         req = post("/v1/completions", R"({"prompt": [1, 2, 999999]})");
         break;
       }
-      send_all(fd, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+      send_all(fd,
+               "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
       const std::string chunk = "10000\r\n" + std::string(65536, ' ') + "\r\n";
       for (int i = 0; i < 272 && !readable(fd, 0); ++i)
         if (!send_all(fd, chunk)) break;
@@ -132,18 +146,30 @@ int bad_request(uint16_t port, uint32_t k) {
       ::close(fd);
       return st;
     }
-    case 9: req = "GET /health HTTP/1.1\r\nX-Big: " + std::string(20 << 10, 'h') + "\r\n\r\n"; break;
+    case 9:
+      req = "GET /health HTTP/1.1\r\nX-Big: " + std::string(20 << 10, 'h') + "\r\n\r\n";
+      break;
     case 10: {
       req = "GET /health HTTP/1.1\r\n";
       for (int i = 0; i < 200; ++i) req += "X-" + std::to_string(i) + ": v\r\n";
       req += "\r\n";
       break;
     }
-    case 11: req = post("/v1/completions", R"({"prompt": [1, 2, 999999]})"); break;
-    case 12: req = "GET /v2/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"; break;
-    case 13: req = "GET /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"; break;
-    case 14: req = post("/v1/completions", R"({"prompt": "x", "max_tokens": 0})"); break;
-    default: req = std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + "\r\n\r\n"; break;
+    case 11:
+      req = post("/v1/completions", R"({"prompt": [1, 2, 999999]})");
+      break;
+    case 12:
+      req = "GET /v2/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+      break;
+    case 13:
+      req = "GET /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+      break;
+    case 14:
+      req = post("/v1/completions", R"({"prompt": "x", "max_tokens": 0})");
+      break;
+    default:
+      req = std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + "\r\n\r\n";
+      break;
   }
   send_all(fd, req);
   const int st = read_status(fd, wait_ms);
@@ -217,8 +243,8 @@ HardeningReport run_hardening_bench(const HardeningOptions& o) {
       uint32_t open = 0;
       for (int& fd : slow) {
         char c;
-        const bool gone = fd < 0 || (readable(fd, 0) && ::recv(fd, &c, 1, MSG_PEEK) >= 0) ||
-                          !send_all(fd, "a");
+        const bool gone =
+            fd < 0 || (readable(fd, 0) && ::recv(fd, &c, 1, MSG_PEEK) >= 0) || !send_all(fd, "a");
         if (gone) {
           if (fd >= 0) ::close(fd);
           open_slow(fd);

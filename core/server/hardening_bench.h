@@ -14,13 +14,13 @@
 namespace sy::server {
 
 struct HardeningOptions {
-  std::string exe;     // the switchyard binary to serve with
-  std::string config;  // its serve config
-  uint32_t slow = 200;        // slow connections held open during the /health probes
-  uint32_t probes = 30;       // /health requests while they are open (one per 200 ms)
-  uint32_t bad = 10000;       // bad requests
-  uint32_t clients = 8;       // threads sending them
-  std::string log_path;       // the child's output
+  std::string exe;       // the switchyard binary to serve with
+  std::string config;    // its serve config
+  uint32_t slow = 200;   // slow connections held open during the /health probes
+  uint32_t probes = 30;  // /health requests while they are open (one per 200 ms)
+  uint32_t bad = 10000;  // bad requests
+  uint32_t clients = 8;  // threads sending them
+  std::string log_path;  // the child's output
 };
 
 struct HardeningReport {

@@ -34,14 +34,12 @@ class LimitScan : public nlohmann::json_sax<json> {
       throw ApiError(400, "We could not parse the JSON body of your request: " + error_,
                      "invalid_request_error", "", "invalid_json");
     if (too_deep_)
-      throw ApiError(400,
-                     "The JSON body nests deeper than " + std::to_string(lim_.max_depth) +
-                         " levels.",
-                     "invalid_request_error", "", "json_too_deep");
-    throw ApiError(400,
-                   "The JSON body holds more than " + std::to_string(lim_.max_elements) +
-                       " values.",
-                   "invalid_request_error", "", "json_too_large");
+      throw ApiError(
+          400, "The JSON body nests deeper than " + std::to_string(lim_.max_depth) + " levels.",
+          "invalid_request_error", "", "json_too_deep");
+    throw ApiError(
+        400, "The JSON body holds more than " + std::to_string(lim_.max_elements) + " values.",
+        "invalid_request_error", "", "json_too_large");
   }
 
  private:

@@ -81,8 +81,8 @@ json choice(const ResponseMeta& m, const ChoicePart& p, bool chunk) {
               : json{{"role", "assistant"}, {"content", p.text}};
   else
     c["text"] = p.text;
-  c["logprobs"] = m.logprobs && !(chunk && p.logprobs.empty()) ? logprobs_json(m, p.logprobs)
-                                                             : json(nullptr);
+  c["logprobs"] =
+      m.logprobs && !(chunk && p.logprobs.empty()) ? logprobs_json(m, p.logprobs) : json(nullptr);
   c["finish_reason"] = p.finish_reason ? json(p.finish_reason) : json(nullptr);
   if (!chunk || !p.finish_reason || !p.tokens.empty()) c["token_ids"] = p.tokens;
   return c;

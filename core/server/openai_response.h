@@ -15,10 +15,10 @@ namespace sy::server {
 
 struct ResponseMeta {
   bool chat = false;
-  std::string id;       // cmpl-... / chatcmpl-...
-  int64_t created = 0;  // unix seconds
-  std::string model;    // what the client asked for, or the served model name
-  std::string variant;  // extension: which variant produced the tokens
+  std::string id;                  // cmpl-... / chatcmpl-...
+  int64_t created = 0;             // unix seconds
+  std::string model;               // what the client asked for, or the served model name
+  std::string variant;             // extension: which variant produced the tokens
   std::string system_fingerprint;  // changes whenever the variant's configuration does
   bool logprobs = false;           // the request asked for them
 };

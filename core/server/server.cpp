@@ -15,10 +15,10 @@
 namespace sy::server {
 namespace {
 
-using nlohmann::json;
 using http::HttpServer;
 using http::Request;
 using http::Response;
+using nlohmann::json;
 
 void send_json(Response& res, int status, const json& j) {
   res.status = status;
@@ -41,8 +41,8 @@ std::string error_type(int status) {
 }
 
 json result_json(const ReloadResult& r) {
-  json j = {{"ok", r.ok},         {"trigger", r.trigger}, {"generation", r.generation},
-            {"loaded", r.loaded}, {"kept", r.kept},       {"retired", r.retired},
+  json j = {{"ok", r.ok},          {"trigger", r.trigger}, {"generation", r.generation},
+            {"loaded", r.loaded},  {"kept", r.kept},       {"retired", r.retired},
             {"changed", r.changed}};
   if (!r.ok) j["error"] = r.error;
   return j;
@@ -94,8 +94,7 @@ Server::Server(std::filesystem::path config_path, ServerOverrides o) : over_(std
   CompletionLimits limits;
   limits.json = JsonLimits{opts_.max_json_depth, opts_.max_json_elements};
   limits.max_tokens = opts_.max_tokens_limit;
-  completions_ =
-      std::make_unique<CompletionService>(router_, *metrics_, opts_.model_name, limits);
+  completions_ = std::make_unique<CompletionService>(router_, *metrics_, opts_.model_name, limits);
   http_ = std::make_unique<HttpServer>(http_limits(opts_));
   routes();
 }
@@ -172,8 +171,9 @@ bool Server::allowed(const Request& q, Response& r) const {
       return true;
     case Area::metrics:
       if (k.metrics.empty() || key_matches(k.metrics, token)) return true;
-      send_error(r, ApiError(401, "This endpoint needs the metrics key as 'Authorization: Bearer <key>'.",
-                             "invalid_request_error", "", "invalid_api_key"));
+      send_error(
+          r, ApiError(401, "This endpoint needs the metrics key as 'Authorization: Bearer <key>'.",
+                      "invalid_request_error", "", "invalid_api_key"));
       return false;
     case Area::api:
       if (k.api.empty() || key_matches(k.api, token)) return true;
@@ -201,7 +201,8 @@ bool Server::allowed(const Request& q, Response& r) const {
       }
       // A web page can POST forms (urlencoded, multipart, text/plain) to a local port without
       // asking; application/json needs a CORS preflight this server never grants.
-      if (q.method == "POST" && media_type(q.get_header_value("Content-Type")) != "application/json") {
+      if (q.method == "POST" &&
+          media_type(q.get_header_value("Content-Type")) != "application/json") {
         send_error(r, ApiError(415,
                                "The admin API accepts only 'Content-Type: application/json' (curl: "
                                "-H 'Content-Type: application/json' -d '{}').",
@@ -217,10 +218,10 @@ void Server::routes() {
   HttpServer& s = *http_;
   const JsonLimits json_limits{opts_.max_json_depth, opts_.max_json_elements};
   s.set_guard([this](const Request& q, Response& r) { return allowed(q, r); });
-  s.set_error_writer([](Response& r, int status, const std::string& message,
-                        const std::string& code) {
-    send_error(r, ApiError(status, message, error_type(status), "", code));
-  });
+  s.set_error_writer(
+      [](Response& r, int status, const std::string& message, const std::string& code) {
+        send_error(r, ApiError(status, message, error_type(status), "", code));
+      });
   s.set_exception_handler([](const Request&, Response& r, std::exception_ptr ep) {
     std::string what = "unknown error";
     try {
@@ -310,9 +311,8 @@ void Server::routes() {
                    d->baseline);
     send_json(r, 200, {{"ok", true}, {"baseline", d->baseline}, {"generation", d->generation}});
   });
-  s.Get("/admin/status", [this](const Request&, Response& r) {
-    r.set_content(status_json(), "application/json");
-  });
+  s.Get("/admin/status",
+        [this](const Request&, Response& r) { r.set_content(status_json(), "application/json"); });
 }
 
 void Server::start() {

@@ -33,8 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   // The tail of the input as text (bounded, so the work stays per-input small).
-  const std::string_view text(reinterpret_cast<const char*>(data) + size - std::min<size_t>(size, 64),
-                              std::min<size_t>(size, 64));
+  const std::string_view text(
+      reinterpret_cast<const char*>(data) + size - std::min<size_t>(size, 64),
+      std::min<size_t>(size, 64));
   for (std::string_view s : {std::string_view("Hello, world! 12 çà ▁x"), text}) {
     try {
       const auto ids = tok->encode(s, false);

@@ -6,11 +6,20 @@
 
 #include "switchyard/abi/plugin.h"
 
-static const sy_plugin_note sy_plugin_note_
-    __attribute__((section(".note.switchyard"), used, aligned(4))) = {
-        sizeof(SY_NOTE_OWNER), (uint32_t)(sizeof(sy_plugin_note) - 24), SY_NOTE_PLUGIN,
-        SY_NOTE_OWNER, SY_NOTE_FORMAT, SY_PLUGIN_SCHEDULER, SY_MAKE_VERSION(2, 0), 0u, 0u, 0u,
-        "note_major", "0.0.1", "claims ABI 2.0 in its note"};
+static const sy_plugin_note sy_plugin_note_ __attribute__((
+    section(".note.switchyard"), used, aligned(4))) = {sizeof(SY_NOTE_OWNER),
+                                                       (uint32_t)(sizeof(sy_plugin_note) - 24),
+                                                       SY_NOTE_PLUGIN,
+                                                       SY_NOTE_OWNER,
+                                                       SY_NOTE_FORMAT,
+                                                       SY_PLUGIN_SCHEDULER,
+                                                       SY_MAKE_VERSION(2, 0),
+                                                       0u,
+                                                       0u,
+                                                       0u,
+                                                       "note_major",
+                                                       "0.0.1",
+                                                       "claims ABI 2.0 in its note"};
 
 __attribute__((constructor)) static void leave_a_trace(void) {
   const char* marker = getenv("SY_NOTE_MARKER");

@@ -28,7 +28,7 @@ uint64_t request_memory_estimate(uint64_t body_bytes) {
 namespace {
 
 constexpr int64_t kSecond = 1'000'000'000;
-constexpr int64_t kLingerNs = 2 * kSecond;   // an answered, refused connection drains this long
+constexpr int64_t kLingerNs = 2 * kSecond;    // an answered, refused connection drains this long
 constexpr size_t kTrimAfterBytes = 1u << 20;  // give freed memory back after bodies this large
 
 int64_t ns(double seconds) {
@@ -239,7 +239,8 @@ void HttpServer::start() {
 
 void HttpServer::wake() {
   const uint64_t one = 1;
-  if (wake_fd_ >= 0) [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  if (wake_fd_ >= 0) [[maybe_unused]]
+    auto n = ::write(wake_fd_, &one, sizeof one);
 }
 
 void HttpServer::stop_listening() {
@@ -284,10 +285,10 @@ void HttpServer::accept_all() {
                      "The server has too many open connections (" +
                          std::to_string(lim_.max_connections) + "); retry shortly.",
                      "too_many_connections");
-      const std::string msg = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: " +
-                              res.content_type + "\r\nContent-Length: " +
-                              std::to_string(res.body.size()) +
-                              "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + res.body;
+      const std::string msg =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: " + res.content_type +
+          "\r\nContent-Length: " + std::to_string(res.body.size()) +
+          "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + res.body;
       [[maybe_unused]] ssize_t n = ::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       ::shutdown(fd, SHUT_WR);
       char drain[4096];
@@ -440,8 +441,8 @@ bool HttpServer::write_response(Conn& c, const Request& req, Response& res, bool
   const bool http10 = req.version == "HTTP/1.0";
   const bool stream = static_cast<bool>(res.provider);
   if (stream && http10) keep = false;  // no chunked coding: the body ends with the connection
-  std::string head = "HTTP/1.1 " + std::to_string(res.status) + " " + reason_phrase(res.status) +
-                     "\r\n";
+  std::string head =
+      "HTTP/1.1 " + std::to_string(res.status) + " " + reason_phrase(res.status) + "\r\n";
   for (const auto& [k, v] : res.headers) head += k + ": " + v + "\r\n";
   if (!res.content_type.empty()) head += "Content-Type: " + res.content_type + "\r\n";
   if (stream) {
@@ -531,10 +532,10 @@ void HttpServer::expire(int64_t now) {
     }
     const bool head = !c->head_done;
     refuse(c, 408,
-           head ? "The request head was not received within " +
-                      seconds_text(lim_.header_timeout_s) + " s."
-                : "The request was not received within " + seconds_text(lim_.read_timeout_s) +
-                      " s.",
+           head
+               ? "The request head was not received within " + seconds_text(lim_.header_timeout_s) +
+                     " s."
+               : "The request was not received within " + seconds_text(lim_.read_timeout_s) + " s.",
            "request_timeout");
   }
 }

@@ -66,7 +66,9 @@ class HttpServer {
   // Paths that start with `prefix` and are longer (GET /v1/models/<id>).
   void GetPrefix(const std::string& prefix, Handler h, Pool pool = Pool::control);
   // Runs before the handler of every routed request; returning false sends `res` as it is.
-  void set_guard(std::function<bool(const Request&, Response&)> guard) { guard_ = std::move(guard); }
+  void set_guard(std::function<bool(const Request&, Response&)> guard) {
+    guard_ = std::move(guard);
+  }
   void set_error_writer(ErrorWriter w) { error_writer_ = std::move(w); }
   // A handler that threw: fill the response (default: 500 through the error writer).
   void set_exception_handler(std::function<void(const Request&, Response&, std::exception_ptr)> h) {

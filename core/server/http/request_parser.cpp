@@ -10,8 +10,21 @@ namespace {
 bool is_tchar(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -109,9 +122,10 @@ RequestParser::Step RequestParser::parse_head(std::string_view head) {
   const std::string_view version = rl.substr(sp2 + 1);
   if (!is_token(method) || method.size() > 32) return fail(400, "Malformed HTTP request line.");
   if (target.size() > lim_.max_target_bytes)
-    return fail(414, "The request target is longer than " + std::to_string(lim_.max_target_bytes) +
-                         " bytes.",
-                "uri_too_long");
+    return fail(
+        414,
+        "The request target is longer than " + std::to_string(lim_.max_target_bytes) + " bytes.",
+        "uri_too_long");
   if (target.empty() || target.front() != '/' ||
       std::any_of(target.begin(), target.end(),
                   [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; }))
@@ -132,9 +146,9 @@ RequestParser::Step RequestParser::parse_head(std::string_view head) {
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
     if (++fields_ > lim_.max_headers)
-      return fail(431, "The request has more than " + std::to_string(lim_.max_headers) +
-                           " header fields.",
-                  "headers_too_large");
+      return fail(
+          431, "The request has more than " + std::to_string(lim_.max_headers) + " header fields.",
+          "headers_too_large");
     if (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
       return fail(400, "Folded header lines are not accepted.");
     const size_t colon = line.find(':');
@@ -169,8 +183,7 @@ RequestParser::Step RequestParser::framing() {
     }
   }
   if (have_te) {
-    if (have_length)
-      return fail(400, "Content-Length and Transfer-Encoding cannot both be set.");
+    if (have_length) return fail(400, "Content-Length and Transfer-Encoding cannot both be set.");
     if (req_.version == "HTTP/1.0")
       return fail(400, "Transfer-Encoding is not allowed in an HTTP/1.0 request.");
     std::string_view t = trim(te);
@@ -202,8 +215,9 @@ RequestParser::Step RequestParser::feed_chunked(std::string& in) {
                           : Step::need_more;
         std::string_view s = line;
         s = trim(s.substr(0, s.find(';')));
-        if (s.empty() || s.size() > 15 || !std::all_of(s.begin(), s.end(),
-                                                        [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }))
+        if (s.empty() || s.size() > 15 || !std::all_of(s.begin(), s.end(), [](char c) {
+              return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+            }))
           return fail(400, "Malformed chunked body: bad chunk size.");
         const uint64_t n = std::stoull(std::string(s), nullptr, 16);
         if (n > lim_.max_body_bytes || req_.body.size() + n > lim_.max_body_bytes)
@@ -229,14 +243,17 @@ RequestParser::Step RequestParser::feed_chunked(std::string& in) {
         if (!take_line(in, line, 2, too_long))
           return too_long ? fail(400, "Malformed chunked body: missing CRLF after chunk data.")
                           : Step::need_more;
-        if (!line.empty()) return fail(400, "Malformed chunked body: missing CRLF after chunk data.");
+        if (!line.empty())
+          return fail(400, "Malformed chunked body: missing CRLF after chunk data.");
         state_ = State::chunk_size;
         break;
       case State::trailers: {
-        const size_t room = lim_.max_head_bytes > trailer_bytes_ ? lim_.max_head_bytes - trailer_bytes_ : 0;
+        const size_t room =
+            lim_.max_head_bytes > trailer_bytes_ ? lim_.max_head_bytes - trailer_bytes_ : 0;
         if (!take_line(in, line, room, too_long))
-          return too_long ? fail(431, "The request trailers are larger than " +
-                                          std::to_string(lim_.max_head_bytes) + " bytes.",
+          return too_long ? fail(431,
+                                 "The request trailers are larger than " +
+                                     std::to_string(lim_.max_head_bytes) + " bytes.",
                                  "headers_too_large")
                           : Step::need_more;
         trailer_bytes_ += line.size() + 2;
@@ -245,9 +262,10 @@ RequestParser::Step RequestParser::feed_chunked(std::string& in) {
           return Step::done;
         }
         if (++fields_ > lim_.max_headers)
-          return fail(431, "The request has more than " + std::to_string(lim_.max_headers) +
-                               " header fields.",
-                      "headers_too_large");
+          return fail(
+              431,
+              "The request has more than " + std::to_string(lim_.max_headers) + " header fields.",
+              "headers_too_large");
         break;  // trailer fields are read and dropped
       }
       default:
@@ -290,16 +308,17 @@ RequestParser::Step RequestParser::feed(std::string& in) {
       if (end == std::string::npos) {
         scanned_ = i;
         if (in.size() > lim_.max_head_bytes)
-          return fail(431, "The request head is larger than " +
-                               std::to_string(lim_.max_head_bytes) + " bytes.",
-                      "headers_too_large");
+          return fail(
+              431,
+              "The request head is larger than " + std::to_string(lim_.max_head_bytes) + " bytes.",
+              "headers_too_large");
         return Step::need_more;
       }
       if (end > lim_.max_head_bytes)
-        return fail(431,
-                    "The request head is larger than " + std::to_string(lim_.max_head_bytes) +
-                        " bytes.",
-                    "headers_too_large");
+        return fail(
+            431,
+            "The request head is larger than " + std::to_string(lim_.max_head_bytes) + " bytes.",
+            "headers_too_large");
       const std::string head = in.substr(0, end);
       in.erase(0, end);
       return parse_head(head);
