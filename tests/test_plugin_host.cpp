@@ -198,8 +198,8 @@ TEST(PluginHost, RefusesFromItsMetadataNoteWithoutRunningIt) {
   const fs::path p = kBad / "switchyard_scheduler_note_major.so";
   EXPECT_EQ(refusal(host, p), "plugin " + p.string() +
                                   ": ABI major version mismatch: plugin implements 2.0, host "
-                                  "implements " + kHostVersion +
-                                  " (from its metadata note; not loaded)");
+                                  "implements " +
+                                  kHostVersion + " (from its metadata note; not loaded)");
   for (const auto& r : host.scan()) EXPECT_FALSE(r.loaded && r.name == "note_major");
   EXPECT_FALSE(fs::exists(marker));
   // The kind is checked from the note too.
@@ -210,7 +210,8 @@ TEST(PluginHost, RefusesFromItsMetadataNoteWithoutRunningIt) {
     good.load_file(kPlugins / "switchyard_router_triage_rules.so", SY_PLUGIN_BACKEND);
     FAIL();
   } catch (const PluginError& e) {
-    EXPECT_EQ(std::string(e.what()), "plugin " + (kPlugins / "switchyard_router_triage_rules.so").string() +
+    EXPECT_EQ(std::string(e.what()), "plugin " +
+                                         (kPlugins / "switchyard_router_triage_rules.so").string() +
                                          ": is a router plugin, expected a backend plugin");
   }
   unsetenv("SY_NOTE_MARKER");
@@ -274,8 +275,7 @@ TEST(PluginHost, WarnsAboutADirectoryEveryoneCanWrite) {
   const fs::path dir = fs::temp_directory_path() / "sy_plugin_world_writable";
   fs::create_directories(dir);
   fs::copy_file(kPlugins / "switchyard_scheduler_fixed_window.so",
-                dir / "switchyard_scheduler_fixed_window.so",
-                fs::copy_options::overwrite_existing);
+                dir / "switchyard_scheduler_fixed_window.so", fs::copy_options::overwrite_existing);
   ::chmod(dir.c_str(), 0777);
   sy::test::LogCapture log;
   PluginHost host({dir});
@@ -292,9 +292,9 @@ TEST(PluginNote, RefusesMalformedFilesWithoutQuotingThem) {
   sy::PluginNote n;
   std::string why;
   const std::string passwd = "root:x:0:0:root:/root:/bin/bash\n";
-  EXPECT_EQ(sy::parse_plugin_note(reinterpret_cast<const uint8_t*>(passwd.data()), passwd.size(),
-                                  n, why),
-            sy::NoteStatus::invalid);
+  EXPECT_EQ(
+      sy::parse_plugin_note(reinterpret_cast<const uint8_t*>(passwd.data()), passwd.size(), n, why),
+      sy::NoteStatus::invalid);
   EXPECT_EQ(why, "not an ELF file");
   // A real plugin, cut short inside its section table.
   const fs::path p = kPlugins / "switchyard_scheduler_fixed_window.so";

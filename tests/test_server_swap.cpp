@@ -5,9 +5,9 @@
 #include <csignal>
 #include <set>
 
+#include "raw_http.h"
 #include "server/router.h"
 #include "server/signals.h"
-#include "raw_http.h"
 #include "server_fixture.h"
 
 namespace {
@@ -356,8 +356,8 @@ TEST(ServerSwap, ShadowCopiesStopWhereTheirPrimaryStops) {
   EXPECT_EQ(json::parse(r->body)["choices"][0]["finish_reason"], "stop");
   const size_t n = token_ids(json::parse(r->body)).size();
   EXPECT_LE(n, 6u);
-  ASSERT_TRUE(eventually(
-      [&] { return metric(s.metrics(), "switchyard:shadow_requests_total" + l) == 2; }));
+  ASSERT_TRUE(
+      eventually([&] { return metric(s.metrics(), "switchyard:shadow_requests_total" + l) == 2; }));
   EXPECT_EQ(metric(s.metrics(), "switchyard:shadow_exact_match_total" + l), 2);
   EXPECT_EQ(metric(s.metrics(), "switchyard:shadow_tokens_compared_total" + l), 40 + n);
 }
@@ -372,7 +372,8 @@ TEST(ServerSwap, ShadowIsCancelledWithItsPrimary) {
       "[serve]\nmodel_name = \"tiny\"\nshadow = { variant = \"s\", fraction = 1.0 }\n" +
       "[[variants]]\nname = \"p\"\n" +
       variant_tables("variants.", "fixed_window", "wait_window_ms = 0\n", model) +
-      "[[variants]]\nname = \"s\"\nweight = 0\n" + variant_tables("variants.", "dynamic", "", model);
+      "[[variants]]\nname = \"s\"\nweight = 0\n" +
+      variant_tables("variants.", "dynamic", "", model);
   TestServer s("shadow-cancel", cfg);
   const std::string running_s =
       "switchyard:num_requests_running{model_name=\"tiny\",variant=\"s\"}";
@@ -393,8 +394,9 @@ TEST(ServerSwap, ShadowIsCancelledWithItsPrimary) {
   EXPECT_EQ(metric(m, "switchyard:kv_cache_usage_perc{model_name=\"tiny\",variant=\"s\"}"), 0);
   EXPECT_LT(metric(m, "switchyard:generation_tokens_total{model_name=\"tiny\",variant=\"s\"}"),
             1800);
-  EXPECT_EQ(metric(m, "switchyard:shadow_skipped_total{model_name=\"tiny\",shadow=\"s\",reason="
-                      "\"primary_aborted\"}"),
+  EXPECT_EQ(metric(m,
+                   "switchyard:shadow_skipped_total{model_name=\"tiny\",shadow=\"s\",reason="
+                   "\"primary_aborted\"}"),
             1);
 }
 

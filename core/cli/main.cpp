@@ -22,7 +22,7 @@ constexpr const char* kUsage =
     "  bench [--config compare.toml] [--out D] replay a workload against several variants, report\n"
     "  serve --config X.toml [--port P]        OpenAI-compatible HTTP server with hot swap\n"
     "  bench-serve [--duration S] [--clients N] load-test the server on loopback\n"
-    "  bench-hardening [--slow N] [--bad N]    /health under slow clients, memory under bad requests\n"
+    "  bench-hardening [--slow N] [--bad N]    /health under slow clients, memory after bad input\n"
     "\n"
     "run `switchyard <command> --help` for a command's options\n";
 

@@ -213,8 +213,7 @@ StepStats Engine::commit(Batch& b) {
     r.num_computed += in.n_tokens;
     publish_blocks(r);
     if (!logits) continue;
-    text::TokenLogprob* lp =
-        r.spec.sampling.logprobs >= 0 ? &r.logprobs.emplace_back() : nullptr;
+    text::TokenLogprob* lp = r.spec.sampling.logprobs >= 0 ? &r.logprobs.emplace_back() : nullptr;
     const int32_t tok = r.sampler.sample(logits, static_cast<int32_t>(V), lp);
     r.output.push_back(tok);
     r.token_ns.push_back(now);

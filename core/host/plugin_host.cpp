@@ -102,9 +102,10 @@ void warn_if_writable_by_others(const fs::path& p, const char* what) {
   static std::set<std::string> warned;
   std::lock_guard<std::mutex> lk(mu);
   if (!warned.insert(p.string()).second) return;
-  logger()->warn("{} {} is writable by every user: anyone on this machine can place code there "
-                 "that this process will load and run",
-                 what, p.string());
+  logger()->warn(
+      "{} {} is writable by every user: anyone on this machine can place code there "
+      "that this process will load and run",
+      what, p.string());
 }
 
 }  // namespace
@@ -125,8 +126,8 @@ std::vector<fs::path> PluginHost::search_path(const std::vector<fs::path>& plugi
 bool PluginHost::is_plugin_name(const std::string& name) {
   if (name.empty() || name.size() > 63) return false;
   for (char c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-'))
       return false;
   return true;
 }
@@ -278,7 +279,8 @@ fs::path PluginHost::locate(sy_plugin_kind kind, const std::string& name) const 
   if (!is_plugin_name(name))
     throw PluginError(std::string(plugin_kind_name(kind)) + " plugin '" + name.substr(0, 80) +
                       "' is not a plugin name: use a name (letters, digits, '_', '-'), looked "
-                      "up as " + file_name(kind, "<name>") +
+                      "up as " +
+                      file_name(kind, "<name>") +
                       " in plugin_dirs and $SWITCHYARD_PLUGIN_PATH, never a path");
   const std::string file = file_name(kind, name);
   for (const auto& dir : dirs_) {

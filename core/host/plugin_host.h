@@ -64,7 +64,7 @@ class Plugin {
 // What `switchyard plugins` lists: every candidate file and whether it loaded.
 struct PluginReport {
   std::filesystem::path path;
-  bool loaded = false;    // ok: loaded (scan with load) or its note checks out (scan without)
+  bool loaded = false;     // ok: loaded (scan with load) or its note checks out (scan without)
   bool from_note = false;  // the fields below come from the metadata note, nothing was loaded
   bool unknown = false;    // no note and not loaded: nothing is known without running it
   std::string refusal;  // why not, when !loaded

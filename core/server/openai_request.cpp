@@ -188,8 +188,10 @@ std::vector<std::string> read_stop(const json& v) {
     out.push_back(v.get<std::string>());
   } else if (v.is_array()) {
     if (v.size() > 4)
-      bad_value("stop", "array too long. Expected an array with maximum length 4, but got an "
-                        "array with length " + std::to_string(v.size()) + " instead.");
+      bad_value("stop",
+                "array too long. Expected an array with maximum length 4, but got an "
+                "array with length " +
+                    std::to_string(v.size()) + " instead.");
     for (const auto& s : v) {
       if (!s.is_string()) bad_type("stop", "a string or an array of strings", s);
       out.push_back(s.get<std::string>());
@@ -217,7 +219,8 @@ std::vector<std::pair<int32_t, float>> read_logit_bias(const json& v) {
     if (id < 0 || id > std::numeric_limits<int32_t>::max())
       bad_value("logit_bias", "keys must be token ids (non-negative integers as strings), got '" +
                                   k.substr(0, 32) + "'.");
-    out.emplace_back(static_cast<int32_t>(id), static_cast<float>(get_number(v, k, -100, 100, key)));
+    out.emplace_back(static_cast<int32_t>(id),
+                     static_cast<float>(get_number(v, k, -100, 100, key)));
   }
   return out;
 }
@@ -232,10 +235,11 @@ void read_response_format(const json& v) {
     bad_value("response_format.type", "required property is missing.");
   const std::string t = v["type"].get<std::string>();
   if (t != "text")
-    throw ApiError(400,
-                   "Invalid 'response_format.type': only 'text' is supported by this server, got '" +
-                       t.substr(0, 64) + "'.",
-                   "invalid_request_error", "response_format.type", "unsupported_value");
+    throw ApiError(
+        400,
+        "Invalid 'response_format.type': only 'text' is supported by this server, got '" +
+            t.substr(0, 64) + "'.",
+        "invalid_request_error", "response_format.type", "unsupported_value");
 }
 
 }  // namespace
@@ -257,10 +261,25 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
   r.chat = chat;
   // What each endpoint accepts; anything else is refused by name. The comments say how the
   // fields OpenAI defines are treated when they are not honoured in full.
-  static const std::set<std::string> common = {
-      "model", "max_tokens", "temperature", "top_p", "top_k", "seed", "n", "stream",
-      "stream_options", "stop", "stop_token_ids", "presence_penalty", "frequency_penalty",
-      "logit_bias", "user", "ignore_eos", "logprobs", "priority", "simple_hint"};
+  static const std::set<std::string> common = {"model",
+                                               "max_tokens",
+                                               "temperature",
+                                               "top_p",
+                                               "top_k",
+                                               "seed",
+                                               "n",
+                                               "stream",
+                                               "stream_options",
+                                               "stop",
+                                               "stop_token_ids",
+                                               "presence_penalty",
+                                               "frequency_penalty",
+                                               "logit_bias",
+                                               "user",
+                                               "ignore_eos",
+                                               "logprobs",
+                                               "priority",
+                                               "simple_hint"};
   static const std::set<std::string> completion_only = {"prompt", "echo", "best_of", "suffix"};
   static const std::set<std::string> chat_only = {
       "messages", "max_completion_tokens", "top_logprobs", "response_format",
@@ -310,10 +329,9 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
       if (!v.is_object()) bad_type(k, "an object", v);
       for (const auto& [sk, sv] : v.items()) {
         if (sk != "include_usage")
-          throw ApiError(400,
-                         "Unrecognized request argument supplied: stream_options." + sk.substr(0, 64),
-                         "invalid_request_error", "stream_options." + sk.substr(0, 64),
-                         "unknown_parameter");
+          throw ApiError(
+              400, "Unrecognized request argument supplied: stream_options." + sk.substr(0, 64),
+              "invalid_request_error", "stream_options." + sk.substr(0, 64), "unknown_parameter");
         if (!sv.is_null()) r.include_usage = get_bool(v, sk);
       }
     } else if (k == "ignore_eos") {
@@ -351,7 +369,8 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
     } else if (k == "response_format") {
       read_response_format(v);
     } else if (k == "tool_choice") {
-      if (!(v.is_string() && v.get<std::string>() == "none")) unsupported(k, ": no tools are available.");
+      if (!(v.is_string() && v.get<std::string>() == "none"))
+        unsupported(k, ": no tools are available.");
     } else if (k == "parallel_tool_calls") {
       if (!v.is_boolean()) bad_type(k, "a boolean", v);  // no tools, so nothing runs in parallel
     } else if (k == "service_tier") {

@@ -22,8 +22,8 @@ struct CompletionRequest {
   std::optional<std::string> prompt_text;          // completions: text
   std::optional<std::vector<int32_t>> prompt_ids;  // completions: token ids
   std::vector<ChatMessage> messages;               // chat
-  std::optional<uint32_t> max_tokens;  // max_completion_tokens wins over max_tokens
-  std::string max_tokens_param;        // the field it came from, for messages
+  std::optional<uint32_t> max_tokens;              // max_completion_tokens wins over max_tokens
+  std::string max_tokens_param;                    // the field it came from, for messages
   std::optional<float> temperature, top_p;
   std::optional<int32_t> top_k;  // extension (vLLM): -1 or 0 = no limit
   std::optional<uint64_t> seed;

@@ -29,8 +29,8 @@ struct ServeOptions {
   uint32_t http_threads = 64;  // completion requests being answered at once
   uint32_t watch_ms = 500;     // config file poll interval; 0: no watching
   // Limits that hold whatever the framing (server/http/http_server.h).
-  uint32_t max_connections = 512;      // open at once; more get 503 + Retry-After
-  uint64_t max_body_bytes = 16 << 20;  // decoded request body, chunked or not (413)
+  uint32_t max_connections = 512;        // open at once; more get 503 + Retry-After
+  uint64_t max_body_bytes = 16 << 20;    // decoded request body, chunked or not (413)
   uint32_t max_header_bytes = 16 << 10;  // request line + headers (431)
   uint32_t max_headers = 100;            // header fields (431)
   uint32_t max_json_depth = 64;          // nesting of the JSON body (400)

@@ -30,7 +30,7 @@ struct ServerOverrides {
   std::optional<uint16_t> port;  // 0: any free port (tests, bench-serve)
   std::optional<uint32_t> watch_ms;
   bool sighup = false;  // reload on SIGHUP (the CLI installs the handler)
-  AccessKeys keys;       // none: every area open (admin to loopback clients only)
+  AccessKeys keys;      // none: every area open (admin to loopback clients only)
 };
 
 class Server {

@@ -50,8 +50,8 @@ class Sampler {
   SamplingParams params_;
   uint64_t state_[4];
   std::vector<Candidate> scratch_;  // reused across calls
-  std::vector<float> adjusted_;      // logits after bias and penalties
-  std::vector<int32_t> order_;       // logprob alternatives
+  std::vector<float> adjusted_;     // logits after bias and penalties
+  std::vector<int32_t> order_;      // logprob alternatives
   std::unordered_map<int32_t, uint32_t> counts_;  // tokens produced, for the penalties
 };
 

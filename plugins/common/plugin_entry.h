@@ -17,10 +17,10 @@ typedef struct sy_plugin_note {
   char version[32];
   char description[128];
 } sy_plugin_note;
-#define SY_PLUGIN_NOTE(kind, name, version, capabilities, description)                      \
-  static const sy_plugin_note sy_plugin_note_ = {0, 0, 0, "", 0, (uint32_t)(kind), 0,      \
-                                                 (uint32_t)(capabilities), 0, 0, name, version, \
-                                                 description}
+#define SY_PLUGIN_NOTE(kind, name, version, capabilities, description)                \
+  static const sy_plugin_note sy_plugin_note_ = {                                     \
+      0, 0, 0,    "",      0,          (uint32_t)(kind), 0, (uint32_t)(capabilities), \
+      0, 0, name, version, description}
 #endif
 
 namespace sy::plugin {
