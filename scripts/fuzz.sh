@@ -101,7 +101,7 @@ for t in "${targets[@]}"; do
     "$corpus" "$seeds/$t" >"$log" 2>&1)
   rc=$?
   set -e
-  execs=$(cat "$log" "$out"/fuzz-*.log 2>/dev/null |
+  execs=$(cat "$log" $(ls "$out"/fuzz-*.log 2>/dev/null) |
     sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s+=$1} END {print s+0}')
   secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
   n_seeds=$(ls "$seeds/$t" | wc -l)
