@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -109,6 +110,15 @@ inline bool eventually(const std::function<bool()>& done, int ms = 10000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return done();
+}
+
+// Each `data:` payload of an SSE body, in order.
+inline std::vector<std::string> events(const std::string& body) {
+  std::vector<std::string> out;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("data: ", 0) == 0) out.push_back(line.substr(6));
+  return out;
 }
 
 inline std::vector<int32_t> token_ids(const json& completion) {

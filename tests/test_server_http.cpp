@@ -19,14 +19,6 @@ std::string single(const std::string& sched, const std::string& params,
          variant_tables("", sched, params, model, engine);
 }
 
-// Each `data:` payload of an SSE body, in order.
-std::vector<std::string> events(const std::string& body) {
-  std::vector<std::string> out;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("data: ", 0) == 0) out.push_back(line.substr(6));
-  return out;
-}
 
 TEST(ServerHttp, CompletionWholeAndStreamedGiveTheSameTokens) {
   TestServer s("http-basic", single("dynamic", ""));

@@ -22,13 +22,6 @@ std::string config(const std::string& serve = "") {
          variant_tables("", "dynamic", "");
 }
 
-std::vector<std::string> events(const std::string& body) {
-  std::vector<std::string> out;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("data: ", 0) == 0) out.push_back(line.substr(6));
-  return out;
-}
 
 // What a JSON round trip makes of `s` (invalid UTF-8 from random weights becomes U+FFFD).
 std::string as_json_text(const std::string& s) {

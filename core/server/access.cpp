@@ -6,16 +6,8 @@ namespace sy::server {
 
 std::vector<std::string> split_keys(std::string_view list) {
   std::vector<std::string> out;
-  size_t at = 0;
-  while (at <= list.size()) {
-    size_t end = list.find(',', at);
-    if (end == std::string_view::npos) end = list.size();
-    std::string_view k = list.substr(at, end - at);
-    while (!k.empty() && (k.front() == ' ' || k.front() == '\t')) k.remove_prefix(1);
-    while (!k.empty() && (k.back() == ' ' || k.back() == '\t')) k.remove_suffix(1);
+  for (std::string_view k : http::comma_items(list))
     if (!k.empty()) out.emplace_back(k);
-    at = end + 1;
-  }
   return out;
 }
 

@@ -23,20 +23,27 @@ const std::string* find(const Headers& h, std::string_view name) {
 
 // True when the comma-separated header value lists `token` (case-insensitive).
 bool lists(std::string_view value, std::string_view token) {
-  size_t at = 0;
-  while (at <= value.size()) {
-    size_t end = value.find(',', at);
-    if (end == std::string_view::npos) end = value.size();
-    std::string_view item = value.substr(at, end - at);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+  for (std::string_view item : comma_items(value))
     if (iequals(item, token)) return true;
-    at = end + 1;
-  }
   return false;
 }
 
 }  // namespace
+
+std::vector<std::string_view> comma_items(std::string_view list) {
+  std::vector<std::string_view> out;
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t end = list.find(',', at);
+    if (end == std::string_view::npos) end = list.size();
+    std::string_view item = list.substr(at, end - at);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    out.push_back(item);
+    at = end + 1;
+  }
+  return out;
+}
 
 bool Request::has_header(std::string_view name) const {
   return find(headers, name) != nullptr;

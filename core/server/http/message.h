@@ -64,6 +64,9 @@ struct Response {
   }
 };
 
+// The items of a comma-separated list ("a, b ,c"), blanks around them trimmed, empty ones kept.
+std::vector<std::string_view> comma_items(std::string_view list);
+
 // %XX sequences decoded ("+" stays); a malformed escape is kept as it is.
 std::string percent_decode(std::string_view s);
 
