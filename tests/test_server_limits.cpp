@@ -55,6 +55,21 @@ TEST(ServerAccess, ApiAdminAndMetricsKeysGuardTheirAreas) {
   }
   EXPECT_EQ(s.client->Get("/v1/models", with("k-two"))->status, 200);
   EXPECT_EQ(s.client->Get("/v1/models")->status, 401);
+  // /tokenize and /detokenize use the model's vocabulary: they are API endpoints too.
+  for (const auto& [path, body] : {std::pair<std::string, json>{"/tokenize", {{"content", "hi"}}},
+                                   {"/detokenize", {{"tokens", {100, 101}}}}}) {
+    r = s.post(path, body);
+    EXPECT_EQ(r->status, 401) << path;
+    EXPECT_EQ(r->body, err("invalid_api_key",
+                           "You didn't provide an API key. Send it in an Authorization header as "
+                           "'Bearer <key>'."))
+        << path;
+    r = s.post(path, body, with("wrong"));
+    EXPECT_EQ(r->status, 401) << path;
+    EXPECT_EQ(r->body, err("invalid_api_key", "Incorrect API key provided.")) << path;
+    r = s.post(path, body, with("k-one"));
+    EXPECT_EQ(r->status, 200) << path << " " << r->body;
+  }
   EXPECT_EQ(s.client->Get("/health")->status, 200);  // always open
 
   // The API key is not an admin key.
@@ -73,7 +88,7 @@ TEST(ServerAccess, ApiAdminAndMetricsKeysGuardTheirAreas) {
                          "This endpoint needs the metrics key as 'Authorization: Bearer <key>'."));
   EXPECT_EQ(s.client->Get("/metrics", with("met"))->status, 200);
   // No key appears in what the server logged.
-  for (const char* k : {"k-one", "k-two", "adm-secret", "k-on"})
+  for (const char* k : {"k-one", "k-two", "adm-secret", "k-on", "wrong"})
     EXPECT_EQ(log.text().find(k), std::string::npos) << k;
 }
 
@@ -473,6 +488,10 @@ TEST(ServerLimits, NoInputReachesA500) {
               .dump(),
       "POST /admin/reload HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: "
       "%LEN%\r\nConnection: close\r\n\r\n{}",
+      "POST /tokenize HTTP/1.1\r\nContent-Length: %LEN%\r\nConnection: close\r\n\r\n" +
+          json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"with_pieces", true}}.dump(),
+      "POST /detokenize HTTP/1.1\r\nContent-Length: %LEN%\r\nConnection: close\r\n\r\n" +
+          json{{"tokens", {3, 70, 200}}}.dump(),
   };
   std::map<int, int> statuses;
   for (int i = 0; i < 240; ++i) {

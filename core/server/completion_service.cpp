@@ -12,6 +12,7 @@
 #include "server/api_error.h"
 #include "server/choice_text.h"
 #include "server/http/message.h"
+#include "server/chat_prompt.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/peer_watch.h"
@@ -78,6 +79,13 @@ ApiError timeout_error(double seconds) {
       std::string("The request did not finish within the server's request timeout of ") + buf +
           " s.",
       "timeout_error", "", "request_timeout");
+}
+
+ApiError draining_error() {
+  return ApiError(503,
+                  "The server is draining: it finishes the requests it has and takes no new "
+                  "ones; retry on another replica.",
+                  "service_unavailable", "", "draining");
 }
 
 ApiError aborted_error() {
@@ -202,19 +210,26 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
   if (cr.prompt_ids) {
     spec.prompt = *cr.prompt_ids;
   } else {
-    const std::string text = chat ? render_chat(cr.messages) : *cr.prompt_text;
     // Each token covers at most the longest token text, so a text longer than the context
-    // times that cannot fit: refuse it without tokenizing (and allocating) it all.
-    if (text.size() > ctx) {
+    // times that cannot fit: refuse it without tokenizing (and allocating) it all. A chat's
+    // template adds markup, so its messages' text is a lower bound of what it tokenizes.
+    size_t text_bytes = 0;
+    if (chat)
+      for (const auto& m : cr.messages) text_bytes += m.content.size();
+    else
+      text_bytes = cr.prompt_text->size();
+    if (text_bytes > ctx) {
       const size_t longest = longest_piece(*tok);
-      if (text.size() / longest > ctx) {
+      if (text_bytes / longest > ctx) {
         metrics.rejected(variant, "context_length");
         throw context_error(chat, ctx,
                             std::string(chat ? "your messages need" : "your prompt needs") +
-                                " at least " + std::to_string(text.size() / longest) + " tokens");
+                                " at least " + std::to_string(text_bytes / longest) + " tokens");
       }
     }
-    spec.prompt = tok->encode(text, tok->vocab().add_bos);
+    spec.prompt =
+        chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
+             : tok->encode(*cr.prompt_text, tok->vocab().add_bos);
   }
   const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
   const uint32_t room = n_prompt < ctx ? ctx - n_prompt : 1;
@@ -339,6 +354,26 @@ class Collector {
   std::map<uint32_t, Finished> results_;
 };
 
+// Waits until a choice sent its first token or finished. False when the client went away
+// first: every copy of the request is cancelled (nobody will read the answer).
+bool wait_for_first_event(const Admitted& a) {
+  std::unique_lock<std::mutex> lk(a.ch->mu);
+  auto ready = [&] {
+    if (!a.ch->events.empty()) return true;
+    for (const auto& d : a.ch->done)
+      if (d) return true;
+    return false;
+  };
+  while (!a.ch->cv.wait_for(lk, kPoll, ready)) {
+    if (peer_closed(a.fd)) {
+      lk.unlock();
+      a.cancel_all();
+      return false;
+    }
+  }
+  return true;
+}
+
 // Streams one request's events until every choice finished; false ends the response.
 class Streamer {
  public:
@@ -423,6 +458,7 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
     // A variant that started draining between routing and submission refuses with `draining`;
     // the router has switched by then, so routing again finds the new one.
     for (int attempt = 0; a.choices.empty(); ++attempt) {
+      if (draining_) throw draining_error();
       if (attempt == 8)
         throw ApiError(503, "No variant accepted the request while a swap was in progress; retry.",
                        "service_unavailable", "", "swap_in_progress");
@@ -506,6 +542,14 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
     res.set_header("X-Switchyard-Variant", a.meta.variant);
     res.set_header("X-Switchyard-Generation", std::to_string(a.choices[0].runner->generation()));
     if (cr.stream) {
+      // The headers wait for the first token (or the end): until they are out, a load balancer
+      // in front may still send the request to another replica should this one die (HAProxy's
+      // retry-on empty-response); after, it cannot.
+      if (!wait_for_first_event(a)) {
+        res.status = 499;  // nginx's "client closed request"; never reaches the client
+        res.close = true;
+        return;
+      }
       res.set_header("Cache-Control", "no-cache");
       auto s = std::make_shared<Streamer>(std::move(a), &metrics_);
       res.set_chunked_content_provider(

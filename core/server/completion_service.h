@@ -31,6 +31,8 @@ class CompletionService {
   CompletionService(Router& router, ServeMetrics& metrics, std::string model_name,
                     CompletionLimits limits = {});
   void handle(const http::Request& req, http::Response& res, bool chat);
+  // The server drains (SIGTERM): new requests get 503 `draining` at once, not after retrying.
+  void begin_drain() { draining_ = true; }
 
  private:
   Router& router_;
@@ -38,6 +40,7 @@ class CompletionService {
   std::string model_name_;
   CompletionLimits limits_;
   std::atomic<uint64_t> next_id_{1};
+  std::atomic<bool> draining_{false};
 };
 
 }  // namespace sy::server

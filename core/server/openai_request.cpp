@@ -251,12 +251,17 @@ std::string error_body(const ApiError& e) {
   return json{{"error", err}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-CompletionRequest parse_completion_request(const std::string& body, bool chat,
-                                           const JsonLimits& limits) {
+json parse_json_object(const std::string& body, const JsonLimits& limits) {
   const json o = parse_json_body(body, limits);
   if (!o.is_object())
     throw ApiError(400, std::string("The request body must be a JSON object, got ") + kind(o) + ".",
                    "invalid_request_error", "", "invalid_json");
+  return o;
+}
+
+CompletionRequest parse_completion_request(const std::string& body, bool chat,
+                                           const JsonLimits& limits) {
+  const json o = parse_json_object(body, limits);
   CompletionRequest r;
   r.chat = chat;
   // What each endpoint accepts; anything else is refused by name. The comments say how the
@@ -399,12 +404,6 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
   if (!chat && !r.prompt_text && !r.prompt_ids)
     bad_value("prompt", "required property is missing.");
   return r;
-}
-
-std::string render_chat(const std::vector<ChatMessage>& messages) {
-  std::string out;
-  for (const auto& m : messages) out += "<|" + m.role + "|>\n" + m.content + "\n";
-  return out + "<|assistant|>\n";
 }
 
 }  // namespace sy::server

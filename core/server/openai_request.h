@@ -45,8 +45,8 @@ struct CompletionRequest {
 CompletionRequest parse_completion_request(const std::string& body, bool chat,
                                            const JsonLimits& limits = {});
 
-// The prompt text a chat becomes. Generated models carry no chat template, so a fixed one:
-// "<|role|>\ncontent\n" per message, then "<|assistant|>\n".
-std::string render_chat(const std::vector<ChatMessage>& messages);
+// The request body as a JSON object, parsed within `limits` (server/json_body.h);
+// ApiError(400, code invalid_json) when it is not one.
+nlohmann::json parse_json_object(const std::string& body, const JsonLimits& limits);
 
 }  // namespace sy::server

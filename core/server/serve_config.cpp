@@ -14,9 +14,12 @@ ServeOptions read_serve(const std::string& origin, const toml::table& t) {
   r.read_string("host", o.host);
   r.read_int("port", o.port, 0, 65535);
   r.read_int("max_queue", o.max_queue, 1, 1 << 20);
-  float timeout = static_cast<float>(o.request_timeout_s);
-  r.read_float("request_timeout_s", timeout, 0.001, 86400 * 7);
-  o.request_timeout_s = timeout;
+  auto seconds = [&](const char* key, double& out, double lo = 0.01, double hi = 86400) {
+    float f = static_cast<float>(out);
+    r.read_float(key, f, lo, hi);
+    out = f;
+  };
+  seconds("request_timeout_s", o.request_timeout_s, 0.001, 86400 * 7);
   r.read_string("model_name", o.model_name);
   if (o.model_name.empty()) r.fail(*t.get("model_name"), "model_name", "must not be empty");
   r.read_string("baseline", o.baseline);
@@ -28,17 +31,17 @@ ServeOptions read_serve(const std::string& origin, const toml::table& t) {
   r.read_int("max_headers", o.max_headers, 1, 10000);
   r.read_int("max_json_depth", o.max_json_depth, 2, 10000);
   r.read_int("max_json_elements", o.max_json_elements, 16, 1 << 26);
-  auto seconds = [&](const char* key, double& out) {
-    float f = static_cast<float>(out);
-    r.read_float(key, f, 0.01, 86400);
-    out = f;
-  };
   seconds("header_timeout_s", o.header_timeout_s);
   seconds("read_timeout_s", o.read_timeout_s);
   seconds("idle_timeout_s", o.idle_timeout_s);
   seconds("write_timeout_s", o.write_timeout_s);
   r.read_int("max_tokens_limit", o.max_tokens_limit, 0, 1 << 24);
   r.read_int("request_memory_mb", o.request_memory_mb, 1, 1 << 20);
+  r.read_bool("gateway_metrics", o.gateway_metrics);
+  seconds("drain_timeout_s", o.drain_timeout_s, 0, 3600);
+  r.mark("kv_events");
+  if (const toml::table* k = table_at(origin, t, "kv_events", "serve."))
+    o.kv_events = read_kv_events(origin, *k);
   r.mark("shadow");
   if (const toml::table* s = table_at(origin, t, "shadow", "serve.")) {
     ShadowSpec sh;

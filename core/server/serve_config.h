@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "server/kv_events_config.h"
 
 namespace sy::server {
 
@@ -41,6 +42,12 @@ struct ServeOptions {
   double write_timeout_s = 30;           // a stalled response write is abandoned
   uint32_t max_tokens_limit = 0;         // per-request cap on max_tokens (400 above); 0: none
   uint32_t request_memory_mb = 1024;     // budget for requests being read and parsed (503)
+  // Scale-out (docs/SCALING.md): the Inference Gateway's vllm: gauges on /metrics, vLLM's KV
+  // cache events over ZeroMQ (off unless configured), and how long a SIGTERM waits for the
+  // requests still running before the server stops. Read at startup only.
+  bool gateway_metrics = true;
+  std::optional<KvEventsConfig> kv_events;
+  double drain_timeout_s = 30;
 };
 
 struct ServeVariant {

@@ -9,6 +9,7 @@
 #include "host/host_api.h"
 #include "host/log.h"
 #include "server/api_error.h"
+#include "server/gateway_metrics.h"
 #include "server/http/http_server.h"
 #include "server/json_body.h"
 
@@ -89,12 +90,22 @@ Server::Server(std::filesystem::path config_path, ServerOverrides o) : over_(std
   if (over_.port) opts_.port = *over_.port;
   if (over_.watch_ms) opts_.watch_ms = *over_.watch_ms;
   metrics_ = std::make_unique<ServeMetrics>(opts_.model_name, context_hint(cfg));
+  if (opts_.gateway_metrics) define_gateway_metrics(metrics_->registry());
+  if (opts_.kv_events) kv_events_ = std::make_unique<KvEventPublisher>(*opts_.kv_events);
   reloader_ = std::make_unique<Reloader>(config_path, router_, *metrics_);
-  reloader_->install_initial(cfg, std::move(text));
+  reloader_->set_block_observer(kv_events_.get());
+  if (over_.defer_load) {
+    deferred_ = cfg;
+    deferred_text_ = std::move(text);
+  } else {
+    reloader_->install_initial(cfg, std::move(text));
+    readiness_ = Readiness::ready;
+  }
   CompletionLimits limits;
   limits.json = JsonLimits{opts_.max_json_depth, opts_.max_json_elements};
   limits.max_tokens = opts_.max_tokens_limit;
   completions_ = std::make_unique<CompletionService>(router_, *metrics_, opts_.model_name, limits);
+  tokenize_ = std::make_unique<TokenizeService>(router_, opts_.model_name, limits.json);
   http_ = std::make_unique<HttpServer>(http_limits(opts_));
   routes();
 }
@@ -130,7 +141,22 @@ std::string Server::metrics_text() {
                {"backend", ""},
                {"state", "draining"}},
               1);
-  return metrics_->render(reloader_->snapshots(), host_counters());
+  const auto live = reloader_->snapshots();
+  if (opts_.gateway_metrics) update_gateway_metrics(reg, opts_.model_name, live, d.get());
+  return metrics_->render(live, host_counters());
+}
+
+void Server::begin_drain() {
+  readiness_ = Readiness::draining;
+  completions_->begin_drain();
+  if (const auto d = router_.current())
+    for (const auto& e : d->variants) e.runner->start_drain();
+}
+
+bool Server::drained() const {
+  for (const auto& s : reloader_->snapshots())
+    if (s.running + s.waiting + s.pending > 0) return false;
+  return true;
 }
 
 std::string Server::status_json() {
@@ -244,8 +270,23 @@ void Server::routes() {
       "/v1/chat/completions",
       [this](const Request& q, Response& r) { completions_->handle(q, r, true); },
       HttpServer::Pool::api);
+  s.Post(
+      "/tokenize", [this](const Request& q, Response& r) { tokenize_->tokenize(q, r); },
+      HttpServer::Pool::api);
+  s.Post(
+      "/detokenize", [this](const Request& q, Response& r) { tokenize_->detokenize(q, r); },
+      HttpServer::Pool::api);
   s.Get("/health", [this](const Request&, Response& r) {
     const auto d = router_.current();
+    const Readiness st = readiness_;
+    if (st == Readiness::loading)
+      return send_error(r, ApiError(503, "The server is loading its variants.",
+                                    "service_unavailable", "", "loading"));
+    if (st == Readiness::draining)
+      return send_error(r, ApiError(503,
+                                    "The server is draining: it finishes the requests it has "
+                                    "and takes no new ones.",
+                                    "service_unavailable", "", "draining"));
     if (!d)
       return send_error(
           r, ApiError(503, "No variant is loaded.", "service_unavailable", "", "no_variant"));
@@ -316,9 +357,29 @@ void Server::routes() {
 }
 
 void Server::start() {
+  listen();
+  load();
+}
+
+void Server::listen() {
   started_ns_ = now_ns();
   port_ = http_->bind(opts_.host, opts_.port);
   http_->start();
+}
+
+void Server::load() {
+  if (deferred_) {
+    logger()->info("loading {} variant(s); /health answers 503 until they are ready",
+                   deferred_->variants.size());
+    try {
+      reloader_->install_initial(*deferred_, std::move(deferred_text_));
+    } catch (...) {
+      stop();
+      throw;
+    }
+    deferred_.reset();
+    readiness_ = Readiness::ready;
+  }
   reloader_->start(opts_.watch_ms, over_.sighup);
   if (!is_loopback(opts_.host) && opts_.host != "localhost" && over_.keys.api.empty())
     logger()->warn(
