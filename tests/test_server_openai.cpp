@@ -137,7 +137,9 @@ TEST(OpenAiFeatures, StopStringsAndStopTokensEndTheChoiceWhereTheTextSays) {
     const json e = json::parse(ev[i])["choices"][0];
     streamed += e["text"].get<std::string>();
     for (int t : e.value("token_ids", json::array())) streamed_ids.push_back(t);
-    if (i + 2 == ev.size()) EXPECT_EQ(e["finish_reason"], "stop");
+    if (i + 2 == ev.size()) {
+      EXPECT_EQ(e["finish_reason"], "stop");
+    }
   }
   EXPECT_EQ(streamed_ids, upto);
   EXPECT_EQ(as_json_text(streamed), as_json_text(text_before));
@@ -270,7 +272,9 @@ TEST(OpenAiFeatures, LogitBiasPenaltiesEchoAndFormat) {
   int max_rep = 0, max_pen = 0;
   for (auto& [t, n] : most_rep) max_rep = std::max(max_rep, n);
   for (auto& [t, n] : most_pen) max_pen = std::max(max_pen, n);
-  if (max_rep > 1) EXPECT_LT(max_pen, max_rep);
+  if (max_rep > 1) {
+    EXPECT_LT(max_pen, max_rep);
+  }
   EXPECT_NE(pen_ids, rep_ids);
 
   // echo: the prompt text comes first, for text and for token-id prompts.

@@ -17,6 +17,7 @@
 #include "server/openai_response.h"
 #include "server/peer_watch.h"
 #include "server/shadow.h"
+#include "server/utf8.h"
 
 namespace sy::server {
 namespace {
@@ -112,18 +113,6 @@ std::string fingerprint_of(const std::string& config_fingerprint) {
   std::snprintf(buf, sizeof buf, "fp_%012llx",
                 static_cast<unsigned long long>(h & 0xffffffffffffull));
   return buf;
-}
-
-bool valid_utf8(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
-    i += n;
-  }
-  return true;
 }
 
 // A token's text in logprobs. One that is not valid UTF-8 by itself (a byte of a longer

@@ -19,23 +19,12 @@
 #include <thread>
 
 #include "host/host_api.h"
+#include "server/free_port.h"
 
 extern char** environ;
 
 namespace sy::server {
 namespace {
-
-uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 int connect_to(uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -192,7 +181,7 @@ bool health_ok(uint16_t port, int ms, double* latency_ms = nullptr) {
 
 HardeningReport run_hardening_bench(const HardeningOptions& o) {
   HardeningReport rep;
-  rep.port = free_port();
+  rep.port = free_loopback_port();
   const std::string port = std::to_string(rep.port);
   std::vector<std::string> args = {o.exe, "serve", "--config", o.config, "--port", port};
   std::vector<char*> argv;

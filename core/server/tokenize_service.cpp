@@ -7,6 +7,7 @@
 #include "server/chat_prompt.h"
 #include "server/http/message.h"
 #include "server/openai_request.h"
+#include "server/utf8.h"
 
 namespace sy::server {
 namespace {
@@ -56,18 +57,6 @@ std::shared_ptr<EngineRunner> pick(Router& router, const json& o, const std::str
     throw ApiError(400, "The model has no text vocabulary: only token ids are served.",
                    "invalid_request_error", "", "no_vocabulary");
   return route->primary;
-}
-
-bool valid_utf8(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-    i += n;
-  }
-  return true;
 }
 
 // llama.cpp's with_pieces: a token's text (control tokens shown), or its bytes when that text
