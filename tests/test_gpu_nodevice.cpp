@@ -10,8 +10,8 @@
 #include "config/config.h"
 #include "engine/variant.h"
 #include "gpu_fixture.h"
-#include "log_capture.h"
 #include "host/log.h"
+#include "log_capture.h"
 #include "model/generator.h"
 #include "switchyard/common/dtype.h"
 

@@ -19,7 +19,6 @@ std::string single(const std::string& sched, const std::string& params,
          variant_tables("", sched, params, model, engine);
 }
 
-
 TEST(ServerHttp, CompletionWholeAndStreamedGiveTheSameTokens) {
   TestServer s("http-basic", single("dynamic", ""));
   auto r = s.post("/v1/completions", greedy("The switchyard", 10));

@@ -22,7 +22,6 @@ std::string config(const std::string& serve = "") {
          variant_tables("", "dynamic", "");
 }
 
-
 // What a JSON round trip makes of `s` (invalid UTF-8 from random weights becomes U+FFFD).
 std::string as_json_text(const std::string& s) {
   return json::parse(json(s).dump(-1, ' ', false, json::error_handler_t::replace))

@@ -38,5 +38,4 @@ struct Variant {
   ~Variant();
 };
 
-
 }  // namespace sy::engine

@@ -10,9 +10,9 @@
 
 #include "host/host_api.h"
 #include "server/api_error.h"
+#include "server/chat_prompt.h"
 #include "server/choice_text.h"
 #include "server/http/message.h"
-#include "server/chat_prompt.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/peer_watch.h"
@@ -216,9 +216,8 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
                                 " at least " + std::to_string(text_bytes / longest) + " tokens");
       }
     }
-    spec.prompt =
-        chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
-             : tok->encode(*cr.prompt_text, tok->vocab().add_bos);
+    spec.prompt = chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
+                       : tok->encode(*cr.prompt_text, tok->vocab().add_bos);
   }
   const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
   const uint32_t room = n_prompt < ctx ? ctx - n_prompt : 1;

@@ -86,9 +86,10 @@ void refuse(http::Response& res, const ApiError& e) {
 
 void TokenizeService::tokenize(const http::Request& req, http::Response& res) {
   try {
-    const json o = parse_object(req.body, limits_, {"content", "prompt", "messages", "add_special",
-                                           "add_special_tokens", "parse_special", "with_pieces",
-                                           "return_token_strs", "add_generation_prompt", "model"});
+    const json o = parse_object(
+        req.body, limits_,
+        {"content", "prompt", "messages", "add_special", "add_special_tokens", "parse_special",
+         "with_pieces", "return_token_strs", "add_generation_prompt", "model"});
     const int given =
         int(o.contains("content")) + int(o.contains("prompt")) + int(o.contains("messages"));
     if (given != 1)
