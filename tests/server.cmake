@@ -5,6 +5,11 @@ foreach(t test_server_config test_server_units test_server_runner test_server_ht
   switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server)
   add_dependencies(${t} switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_backend_cpu_ref)
 endforeach()
+# Drain refusals, in process and by SIGTERM to the serve command (a child process).
+switchyard_add_test(test_server_drain SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_server_drain.cpp
+  LIBS switchyard_server)
+add_dependencies(test_server_drain switchyard switchyard_scheduler_fixed_window switchyard_backend_cpu_ref)
+target_compile_definitions(test_server_drain PRIVATE SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
 add_test(NAME bench_serve_smoke COMMAND $<TARGET_FILE:switchyard> bench-serve
   --config ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/serve_smoke.toml --duration 3 --clients 4 --max-tokens 8
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
