@@ -73,9 +73,9 @@ int cmd_bench_hardening(int argc, char** argv) {
   std::printf(
       "/health with %u slow connections open (at least %u open at each check, %u reopened "
       "after the server dropped them): %zu probes, %u over 1 s or unanswered; latency ms "
-      "min %.2f, median %.2f, p90 %.2f, max %.2f\n",
+      "min %.2f, median %.2f, p90 %.2f, p99 %.2f, max %.2f\n",
       o.slow, r.slow_open_min, r.slow_reopened, r.health_ms.size(), missed, pct(0), pct(0.5),
-      pct(0.9), ok.empty() ? 0.0 : ok.back());
+      pct(0.9), pct(0.99), ok.empty() ? 0.0 : ok.back());
   std::printf("%u bad requests from %u clients in %.1f s; statuses:", o.bad, o.clients,
               r.bad_seconds);
   for (const auto& [status, n] : r.statuses)
