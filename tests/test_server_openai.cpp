@@ -31,9 +31,7 @@ std::string as_json_text(const std::string& s) {
 // A token's text as logprobs spell it: itself, or "bytes:\xNN" when it is not valid UTF-8.
 std::string logprob_text(const sy::text::Tokenizer& tok, int32_t id) {
   const std::string p = tok.piece(id);
-  if (json::parse(json(p).dump(-1, ' ', false, json::error_handler_t::replace))
-          .get<std::string>() == p)
-    return p;
+  if (as_json_text(p) == p) return p;  // valid UTF-8, judged by the JSON library
   std::string out = "bytes:";
   for (unsigned char c : p) {
     char buf[8];
