@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/model_file.h"
 #include "engine/triage_hook.h"
 #include "host/log.h"
 #include "host/process_scheduler.h"
@@ -17,26 +18,6 @@ Variant::~Variant() {
   cache.reset();
   model.reset();
   backend.reset();
-}
-
-namespace {
-ModelFileMaker& model_file_maker() {
-  static ModelFileMaker maker;
-  return maker;
-}
-}  // namespace
-
-void set_model_file_maker(ModelFileMaker maker) {
-  model_file_maker() = std::move(maker);
-}
-
-void ensure_model_file(const ModelConfig& m) {
-  if (std::filesystem::exists(m.path) || m.generate.empty()) return;
-  if (!model_file_maker())
-    throw std::runtime_error("model " + m.path +
-                             " is missing and this program cannot write [model] generate = \"" +
-                             m.generate + "\" (no model generator registered)");
-  model_file_maker()(m);
 }
 
 // The configured backend found no device: fail when [backend] requires one, else log and
@@ -59,9 +40,7 @@ static void use_fallback_backend(Variant& v, const PluginHost& host) {
 std::unique_ptr<Variant> Variant::build(const Config& config) {
   auto v = std::make_unique<Variant>();
   v->config = config;
-  std::vector<std::filesystem::path> dirs = config.plugin_dirs;
-  for (auto& d : PluginHost::default_dirs()) dirs.push_back(d);
-  PluginHost host(dirs);
+  PluginHost host(PluginHost::search_path(config.plugin_dirs));
   v->backend_plugin = host.load(SY_PLUGIN_BACKEND, config.backend.plugin);
   // An isolated scheduler is loaded by its child process only: this process never maps it.
   const bool isolated = config.scheduler.isolation == Isolation::process;
@@ -78,7 +57,7 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   }
   v->backend = std::make_unique<Backend>(v->backend_plugin, config.backend.params);
   if (!v->backend->device().available) use_fallback_backend(*v, host);
-  ensure_model_file(config.model);
+  ensure_model_file(config.model, config.models_dir, config.origin);
   v->file = gguf::File::open(config.model.path);
   v->model = model::load_model(*v->file, *v->backend);
   check_light_experts(config.triage, v->model->info(), config.model.path);

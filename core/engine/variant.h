@@ -1,7 +1,6 @@
 // One runnable variant: the plugins, model, cache, scheduler and engine a Config names.
 #pragma once
 
-#include <functional>
 #include <memory>
 
 #include "config/config.h"
@@ -38,12 +37,5 @@ struct Variant {
   static std::unique_ptr<Variant> build(const Config& config);
   ~Variant();
 };
-
-// `[model] generate`: when config.model.path is missing, the engine asks the model-file maker the
-// program registered (the cli registers modelgen's writer, modelgen/generate_hook.h); the
-// engine itself never writes models. Without a maker such a config is refused.
-using ModelFileMaker = std::function<void(const ModelConfig& model)>;
-void set_model_file_maker(ModelFileMaker maker);
-void ensure_model_file(const ModelConfig& model);
 
 }  // namespace sy::engine

@@ -2,19 +2,17 @@
 
 #include <filesystem>
 
-#include "engine/variant.h"
+#include "engine/model_file.h"
 #include "host/log.h"
 #include "modelgen/generator.h"
 
 namespace sy::modelgen {
 
-void write_configured_model(const ModelConfig& m) {
+void write_configured_model(const ModelConfig& m, const std::filesystem::path& out) {
   const auto shape = model::preset_shape(m.generate);
-  const auto parent = std::filesystem::path(m.path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
   logger()->info("generating {} ({} {}, seed {}) at {}", m.generate, m.dtype,
                  model::count_params(shape), m.seed, m.path);
-  model::write_random_llama(shape, m.dtype, m.seed, m.path);
+  model::write_random_llama(shape, m.dtype, m.seed, out);
 }
 
 void install_generate_hook() {
