@@ -27,7 +27,7 @@ add_library(switchyard_scheduler_v1_1_fixed_window MODULE
 set_target_properties(switchyard_scheduler_v1_1_fixed_window PROPERTIES PREFIX ""
   LIBRARY_OUTPUT_DIRECTORY ${SWITCHYARD_ABI_FIXTURE_OUT} CXX_VISIBILITY_PRESET hidden)
 target_include_directories(switchyard_scheduler_v1_1_fixed_window PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.1 ${PROJECT_SOURCE_DIR}/plugins/common)
+  ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.1 ${PROJECT_SOURCE_DIR}/sdk)
 target_link_options(switchyard_scheduler_v1_1_fixed_window PRIVATE -Wl,--no-undefined
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "vec_math.h"
 
 namespace sy::cpu_onednn {

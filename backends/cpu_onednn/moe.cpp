@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "onednn_backend.h"
 #include "vec_math.h"
 

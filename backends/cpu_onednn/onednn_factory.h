@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::cpu_onednn {
 

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 #include "onednn_factory.h"
 #include "switchyard/common/dtype.h"
 

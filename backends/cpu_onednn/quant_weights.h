@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 #include "gemm_cache.h"
 
 namespace sy::cpu_onednn {

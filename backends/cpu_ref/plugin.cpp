@@ -1,5 +1,5 @@
 // Entry point of the cpu_ref plugin.
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 #include "ref_backend.h"
 #include "switchyard/common/dtype.h"
 

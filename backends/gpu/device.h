@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::gpu {

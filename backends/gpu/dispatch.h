@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 #include "switchyard/common/dtype.h"
 #include "vendor.h"
 
@@ -43,7 +43,7 @@ inline unsigned grid_for(int64_t n, int threads = kThreads) {
     SY_WEIGHT_DTYPE_CASE(IQ4_NL, __VA_ARGS__)                                                      \
     SY_WEIGHT_DTYPE_CASE(IQ4_XS, __VA_ARGS__)                                                      \
     default:                                                                                       \
-      throw plugin::PluginError(SY_ERR_UNSUPPORTED, std::string(op) + ": weight dtype " +          \
+      throw plugin::Error(SY_ERR_UNSUPPORTED, std::string(op) + ": weight dtype " +          \
                                                         std::to_string(dtype) + " not supported"); \
   }
 

@@ -9,6 +9,7 @@
 #include "engine/engine.h"
 #include "host/host_api.h"
 #include "host/log.h"
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 
@@ -85,7 +86,11 @@ Engine::PlannedStep Engine::plan_step() {
   if (sched_.plan(view, plan, error) != SY_OK) {
     error = "plan failed: " + error;
   } else {
-    error = validate(plan);
+    try {
+      validate(view, plan);
+    } catch (const Error& e) {
+      error = e.what();
+    }
   }
   if (!error.empty()) {
     ++invalid_plans_;

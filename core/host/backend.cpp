@@ -39,52 +39,34 @@ void Backend::check(sy_status st, const char* op) const {
   throw BackendError(st, plugin_->name() + ": " + op + ": " + (e && *e ? e : "unknown error"));
 }
 
-std::vector<std::string> Backend::missing_ops() const {
+// The host's table is a covered copy (abi_table.h): a slot beyond the plugin's struct_size is
+// NULL here, so one test serves every minor.
+std::vector<std::string> Backend::missing_ops(const OpNeeds& needs) const {
   std::vector<std::string> missing;
-#define SY_REQUIRE_OP(op) \
-  if (!api_->op) missing.push_back(#op);
-  SY_REQUIRE_OP(buffer_write)
-  SY_REQUIRE_OP(buffer_read)
-  SY_REQUIRE_OP(synchronize)
-  SY_REQUIRE_OP(get_rows)
-  SY_REQUIRE_OP(matmul)
-  SY_REQUIRE_OP(rms_norm)
-  SY_REQUIRE_OP(rope)
-  SY_REQUIRE_OP(add)
-  SY_REQUIRE_OP(swiglu)
-  SY_REQUIRE_OP(softmax)
-  SY_REQUIRE_OP(kv_store)
-  SY_REQUIRE_OP(attention)
-#undef SY_REQUIRE_OP
+#define SY_MISSING_ENTRY(name) \
+  if (!api_->name) missing.push_back(#name);
+  SY_BACKEND_REQUIRED_ENTRIES(SY_MISSING_ENTRY)
+#undef SY_MISSING_ENTRY
+#define SY_MISSING_OP(name, group, params, args) \
+  if (needs.wants(OpGroup::group) && !api_->name) missing.push_back(#name);
+  SY_BACKEND_OPS(SY_MISSING_OP)
+#undef SY_MISSING_OP
   return missing;
 }
 
-// A shorter (older) table does not have the slot at all: never read past its struct_size.
-#define SY_REQUIRE_OPTIONAL_OP(op)                                                        \
-  if (api_->struct_size < offsetof(sy_backend_iface, op) + sizeof(api_->op) || !api_->op) \
-    missing.push_back(#op);
+void Backend::synchronize() {
+  check(api_->synchronize(h_), "synchronize");
+}
 
-std::vector<std::string> Backend::missing_hybrid_ops(bool ssm, bool moe) const {
-  std::vector<std::string> missing;
-  if (ssm) {
-    SY_REQUIRE_OPTIONAL_OP(ssm_conv)
-    SY_REQUIRE_OPTIONAL_OP(ssm_scan)
+#define SY_EXPAND(...) __VA_ARGS__
+#define SY_HOST_OP_DEF(op, group, params, args)                                            \
+  void Backend::op params {                                                                \
+    if (!api_->op)                                                                         \
+      throw BackendError(SY_ERR_UNSUPPORTED, plugin_->name() + ": " #op ": not implemented"); \
+    check(api_->op(h_, SY_EXPAND args), #op);                                              \
   }
-  if (moe) {
-    SY_REQUIRE_OPTIONAL_OP(moe_gate)
-    SY_REQUIRE_OPTIONAL_OP(moe_matmul)
-    SY_REQUIRE_OPTIONAL_OP(moe_combine)
-  }
-  return missing;
-}
-
-std::vector<std::string> Backend::missing_model_ops(bool rope_ext, bool bias_scale) const {
-  std::vector<std::string> missing;
-  if (rope_ext) SY_REQUIRE_OPTIONAL_OP(rope_ext)
-  if (bias_scale) SY_REQUIRE_OPTIONAL_OP(bias_scale)
-  return missing;
-}
-#undef SY_REQUIRE_OPTIONAL_OP
+SY_BACKEND_OPS(SY_HOST_OP_DEF)
+#undef SY_HOST_OP_DEF
 
 std::unique_ptr<Buffer> Backend::alloc(uint64_t size) {
   sy_buffer_t b = nullptr;

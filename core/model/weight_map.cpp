@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "gguf/gguf.h"
 
 namespace sy::model {

@@ -1,8 +1,8 @@
 // Argument validation for every backend op: turns the raw ABI arguments into validated Tensors
-// or throws PluginError with a deterministic message that names the op and the numbers.
+// or throws Error with a deterministic message that names the op and the numbers.
 #pragma once
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::plugin::checks {
 

@@ -1,7 +1,7 @@
-// Shared boilerplate of the in-tree backend plugins. The C entry point, version negotiation,
-// last_error storage, exception fencing, buffer bookkeeping and argument validation live here
-// once; a plugin supplies a PluginDesc and a Backend subclass whose kernels only ever see
-// validated arguments. Linked as a static library into each plugin (one copy per module).
+// A backend plugin on the SDK: the C entry point, version negotiation, last_error storage,
+// exception fencing, buffer bookkeeping and argument validation live in the SDK once; a plugin
+// supplies a PluginDesc and a Backend subclass whose kernels only ever see validated arguments.
+// Linked as a static library (switchyard_sdk_backend) into each plugin (one copy per module).
 #pragma once
 
 #include <cstdint>
@@ -13,19 +13,10 @@
 #include <vector>
 
 #include "switchyard/abi/plugin.h"
+#include "switchyard/common/backend_ops.h"
+#include "switchyard/sdk/plugin.h"
 
 namespace sy::plugin {
-
-// An error with its ABI status: thrown by validation and factories, caught at the C boundary.
-class PluginError : public std::runtime_error {
- public:
-  PluginError(sy_status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  sy_status status() const { return status_; }
-
- private:
-  sy_status status_;
-};
 
 // A validated tensor: host address of its first element and its shape (contiguous, ggml order).
 struct Tensor {
@@ -112,7 +103,7 @@ struct Buffer {
 struct PluginDesc;
 
 // What a plugin implements. The shared layer has checked dtypes, shapes, buffer ranges,
-// alignment and aliasing before any kernel runs; kernels may throw (bad_alloc, PluginError).
+// alignment and aliasing before any kernel runs; kernels may throw (bad_alloc, Error).
 class Backend {
  public:
   virtual ~Backend();
@@ -124,7 +115,6 @@ class Backend {
                     float freq_scale, uint32_t mode) = 0;
   virtual void add(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
   virtual void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) = 0;
-  virtual void softmax(const Tensor& x, const Tensor& y) = 0;
   virtual void kv_store(const KvStoreOp& op) = 0;
   virtual void attention(const AttentionOp& op) = 0;
   // 1.1 hybrid ops: exported only when the PluginDesc sets hybrid_ops (NULL in the table
@@ -134,6 +124,9 @@ class Backend {
   virtual void moe_gate(const MoeGateOp& op);
   virtual void moe_matmul(const MoeMatmulOp& op);
   virtual void moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y);
+  // Optional (no model calls it): a backend without it sets op_bit(OpIndex::softmax) in
+  // PluginDesc::omit_ops and the table leaves the slot NULL.
+  virtual void softmax(const Tensor& x, const Tensor& y);
   // 1.3 model ops (always in the table; the defaults refuse, naming the op and the plugin).
   virtual void rope_ext(const RopeExtOp& op);
   virtual void bias_scale(const BiasScaleOp& op);
@@ -146,9 +139,37 @@ class Backend {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
+// Runs f(backend) for a call on handle `h` so that no exception crosses the C boundary: a NULL
+// handle is refused, and every failure leaves its message in the handle's last_error (in the
+// create error, last_error(NULL), for a NULL handle). `B` is the plugin's Backend subclass when
+// f wants it (every handle a plugin creates is one).
+template <class B = Backend, class F>
+sy_status guarded(sy_backend_t h, const char* op, F&& f) noexcept {
+  Backend* be = reinterpret_cast<Backend*>(h);
+  return guard(
+      op,
+      [&] {
+        if (!be) throw Error(SY_ERR_INVALID_ARG, std::string(op) + ": backend is NULL");
+        f(static_cast<B&>(*be));
+      },
+      [be](const char* message) {
+        if (be)
+          set_error(be->last_error, message);
+        else
+          set_create_error(message);
+      });
+}
+
+// The buffer guards of every backend's memory entries: throw Error naming the op.
+Buffer* live_buffer(Backend& be, const char* op, sy_buffer_t handle);
+void check_range(const char* op, const Buffer& b, uint64_t offset, uint64_t size);
+// Copies `d` into the caller's sy_device_info, only what its struct_size covers (which stays).
+void copy_device_info(const sy_device_info& d, sy_device_info* out);
+
+
 // Value of `key`, or nullptr when absent (the last occurrence wins).
 const std::string* find_param(const Params& params, const char* key);
-// Parses `key` as an integer in [1, max]; `fallback` when absent; PluginError otherwise.
+// Parses `key` as an integer in [1, max]; `fallback` when absent; Error otherwise.
 int positive_int_param(const Params& params, const char* key, int fallback, int max);
 
 struct PluginDesc {
@@ -158,20 +179,23 @@ struct PluginDesc {
   uint64_t capabilities;            // SY_CAP_*
   uint64_t weight_dtypes;           // bit (1 << sy_dtype) per accepted weight dtype
   const char* const* known_params;  // NULL-terminated; others are logged and ignored
-  std::unique_ptr<Backend> (*make)(const Params& params);  // throws PluginError on failure
+  std::unique_ptr<Backend> (*make)(const Params& params);  // throws Error on failure
   bool hybrid_ops = false;  // implements ssm_conv, ssm_scan, moe_gate, moe_matmul, moe_combine
   // Tensor data are device addresses (a GPU backend): validation never reads through them.
   bool device_memory = false;
+  // Bits (sy::op_bit) of optional ops the plugin does not implement (softmax): NULL in its table.
+  uint64_t omit_ops = 0;
 };
-
-// Logs through the host's service table when one was given (no-op otherwise).
-void log_to_host(sy_log_level level, const std::string& message);
 
 // The shared implementations behind a plugin's C symbols (see SY_DEFINE_BACKEND_PLUGIN).
 sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t n_params,
                          sy_backend_t* out);
+// The table: the SDK's thunks for every op of SY_BACKEND_OPS except those omitted_ops(desc) names.
 sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*),
-                                    bool hybrid_ops = false);
+                                    const PluginDesc& desc);
+// Bits (op_bit) of the ops the table leaves NULL: desc.omit_ops, and the hybrid ops without
+// desc.hybrid_ops.
+uint64_t omitted_ops(const PluginDesc& desc);
 sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
                        uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info);
 
@@ -187,6 +211,6 @@ sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
   extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version,                       \
                                                  const sy_host_api* host, sy_plugin_info* info) { \
     static const sy_backend_iface iface =                                                         \
-        ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk, (desc).hybrid_ops);             \
+        ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk, (desc));             \
     return ::sy::plugin::plugin_entry(desc, &iface, host_abi_version, host, info);                \
   }

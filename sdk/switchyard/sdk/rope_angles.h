@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::plugin {
 

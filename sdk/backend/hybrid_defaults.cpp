@@ -1,13 +1,14 @@
-// Default bodies of the 1.1 hybrid ops and the 1.3 model ops for backends that do not implement
-// them. The table leaves the hybrid slots NULL unless PluginDesc::hybrid_ops is set, so they only
-// run when a plugin sets the flag without overriding an op: a clear error instead of a crash.
-#include "backend_plugin_util.h"
+// Default bodies of the optional ops (softmax, the 1.1 hybrid ops, the 1.3 model ops) for
+// backends that do not implement them. The table leaves the hybrid slots NULL unless
+// PluginDesc::hybrid_ops is set (softmax's when omit_ops says so), so they only run when a plugin
+// exports an op without overriding it: a clear error instead of a crash.
+#include "switchyard/sdk/backend.h"
 
 namespace sy::plugin {
 namespace {
 
 [[noreturn]] void unsupported(const Backend& be, const char* op) {
-  throw PluginError(SY_ERR_UNSUPPORTED, std::string(op) + ": not implemented by " +
+  throw Error(SY_ERR_UNSUPPORTED, std::string(op) + ": not implemented by " +
                                             (be.desc ? be.desc->name : "this backend"));
 }
 
@@ -27,6 +28,9 @@ void Backend::moe_matmul(const MoeMatmulOp&) {
 }
 void Backend::moe_combine(const Tensor&, const Tensor&, const Tensor&) {
   unsupported(*this, "moe_combine");
+}
+void Backend::softmax(const Tensor&, const Tensor&) {
+  unsupported(*this, "softmax");
 }
 void Backend::rope_ext(const RopeExtOp&) {
   unsupported(*this, "rope_ext");

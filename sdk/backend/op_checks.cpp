@@ -11,7 +11,7 @@
 namespace sy::plugin::checks {
 namespace {
 
-// Checks of one op; every failure throws PluginError prefixed with the op's name.
+// Checks of one op; every failure throws Error prefixed with the op's name.
 class Checker {
  public:
   Checker(const Backend& be, const char* op) : be_(be), op_(op) {}
@@ -23,7 +23,7 @@ class Checker {
     va_start(ap, f);
     std::vsnprintf(buf, sizeof buf, f, ap);
     va_end(ap);
-    throw PluginError(status, std::string(op_) + ": " + buf);
+    throw Error(status, std::string(op_) + ": " + buf);
   }
 
   // An F32 activation tensor.
