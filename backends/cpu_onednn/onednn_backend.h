@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "switchyard/sdk/backend.h"
 #include "gemm_cache.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::cpu_onednn {
 

@@ -4,9 +4,9 @@
 
 #include <thread>
 
-#include "switchyard/sdk/backend.h"
 #include "onednn_factory.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/sdk/backend.h"
 
 namespace {
 

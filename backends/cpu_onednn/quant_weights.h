@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "switchyard/sdk/backend.h"
 #include "gemm_cache.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::cpu_onednn {
 

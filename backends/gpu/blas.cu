@@ -45,7 +45,7 @@ class Cublas final : public Blas {
         sgemm_(handle_, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, k, x, k, &zero, y, ldy);
     if (st != CUBLAS_STATUS_SUCCESS)
       throw plugin::Error(SY_ERR_DEVICE,
-                                "matmul: cublasSgemm failed with status " + std::to_string(st));
+                          "matmul: cublasSgemm failed with status " + std::to_string(st));
   }
 
  private:

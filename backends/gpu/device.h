@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "switchyard/sdk/backend.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::gpu {
 

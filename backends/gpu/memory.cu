@@ -27,7 +27,7 @@ size_t align_up(size_t n, size_t a) {
 void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   throw plugin::Error(e == cudaErrorMemoryAllocation ? SY_ERR_OUT_OF_MEMORY : SY_ERR_DEVICE,
-                            std::string(what) + ": " + cudaGetErrorString(e));
+                      std::string(what) + ": " + cudaGetErrorString(e));
 }
 
 // ---- PinnedRing ----
@@ -141,8 +141,7 @@ Buffer* GpuBackend::alloc_buffer(uint64_t size) {
     char msg[160];
     std::snprintf(msg, sizeof msg, "buffer_alloc: cannot allocate %" PRIu64 " bytes: %s", size,
                   cudaGetErrorString(e));
-    throw plugin::Error(e == cudaErrorMemoryAllocation ? SY_ERR_OUT_OF_MEMORY : SY_ERR_DEVICE,
-                              msg);
+    throw plugin::Error(e == cudaErrorMemoryAllocation ? SY_ERR_OUT_OF_MEMORY : SY_ERR_DEVICE, msg);
   }
   auto buf = std::make_unique<Buffer>(Buffer{p, size, false});  // freed by free_buffer
   BufferState st;
@@ -276,7 +275,7 @@ void GpuBackend::launched(const char* op) {
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
     throw plugin::Error(SY_ERR_DEVICE,
-                              std::string(op) + ": kernel launch failed: " + cudaGetErrorString(e));
+                        std::string(op) + ": kernel launch failed: " + cudaGetErrorString(e));
 }
 
 }  // namespace sy::gpu

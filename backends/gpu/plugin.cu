@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <cstring>
 
-#include "switchyard/sdk/backend.h"
 #include "device.h"
 #include "gpu_backend.h"
+#include "switchyard/sdk/backend.h"
 
 #if defined(SY_GPU_HIP)
 #define SY_GPU_PLUGIN_NAME "hip"
@@ -55,9 +55,8 @@ const sy_backend_iface& shared();
 
 sy_status device_info(sy_backend_t h, sy_device_info* out) {
   if (!h) return shared().device_info(h, out);
-  return guarded(h, "device_info", [&](GpuBackend& be) {
-    sy::plugin::copy_device_info(be.info(), out);
-  });
+  return guarded(h, "device_info",
+                 [&](GpuBackend& be) { sy::plugin::copy_device_info(be.info(), out); });
 }
 
 sy_status buffer_alloc(sy_backend_t h, uint64_t size, sy_buffer_t* out) {

@@ -9,12 +9,15 @@
 
 #include "host/backend.h"
 #include "model/generator.h"
+#include "switchyard/common/error.h"
 
 namespace sy {
 
-class ConfigError : public std::runtime_error {
+// A bad configuration (file:line:column and key): commands print it instead of a stack of
+// causes, and reloads keep the old variants.
+class ConfigError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& message) : Error(SY_ERR_INVALID_ARG, message) {}
 };
 
 // Where a scheduler plugin runs: in the engine's process, or in a child (host/process_scheduler.h).

@@ -168,10 +168,9 @@ void Engine::validate(const sy_sched_view& view, const sy_sched_plan& p) const {
     if (want > have) need_blocks += want - have;
   }
   if (need_blocks > cache_.pool().free_count() + freed)
-    throw Error(SY_ERR_INVALID_ARG, "plan needs " + std::to_string(need_blocks) +
-                                        " new KV blocks, " +
-                                        std::to_string(cache_.pool().free_count() + freed) +
-                                        " are free");
+    throw Error(SY_ERR_INVALID_ARG,
+                "plan needs " + std::to_string(need_blocks) + " new KV blocks, " +
+                    std::to_string(cache_.pool().free_count() + freed) + " are free");
 }
 
 // What the host runs when a scheduler fails or returns an invalid plan: running requests first

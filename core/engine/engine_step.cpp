@@ -82,15 +82,14 @@ Engine::PlannedStep Engine::plan_step() {
   plan.entries = out.entries.data();
   plan.preempt_capacity = static_cast<uint32_t>(out.preempt.size());
   plan.preempt = out.preempt.data();
-  std::string error;
-  if (sched_.plan(view, plan, error) != SY_OK) {
-    error = "plan failed: " + error;
-  } else {
-    try {
-      validate(view, plan);
-    } catch (const Error& e) {
-      error = e.what();
-    }
+  std::string error;  // why the plan is refused; the step then runs the fallback plan
+  bool planned = false;
+  try {
+    sched_.plan(view, plan);
+    planned = true;
+    validate(view, plan);
+  } catch (const Error& e) {
+    error = planned ? e.what() : std::string("plan failed: ") + e.what();
   }
   if (!error.empty()) {
     ++invalid_plans_;

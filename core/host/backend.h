@@ -1,5 +1,5 @@
-// RAII over one sy_backend_t: buffers, tensor descriptors, and ops that throw BackendError with
-// the plugin's last_error on failure.
+// RAII over one sy_backend_t: buffers, tensor descriptors, and ops that throw sy::Error with
+// the plugin's status and last_error on failure.
 #pragma once
 
 #include <map>
@@ -14,15 +14,7 @@
 
 namespace sy {
 
-class BackendError : public std::runtime_error {
- public:
-  BackendError(sy_status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  sy_status status() const { return status_; }
-
- private:
-  sy_status status_;
-};
+using BackendError = Error;  // nothing catches a backend's failure apart from others
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
@@ -73,14 +65,15 @@ class Backend {
   sy_backend_t handle() const { return h_; }
   const Plugin& plugin() const { return *plugin_; }
   const sy_device_info& device() const { return device_; }
-  // Throws BackendError("<plugin>: <op>: <last_error>") when st != SY_OK.
-  void check(sy_status st, const char* op) const;
+  // Throws sy::Error(st, "<plugin>: <op>: <last_error>") when st != SY_OK (`threw`: the
+  // plugin threw across the ABI, plugin_call.h).
+  void check(sy_status st, const char* op, bool threw = false) const;
   // Names of the entries and ops (SY_BACKEND_OPS) a model with `needs` calls that the table
   // leaves NULL (or that lie beyond the plugin table's struct_size), in table order.
   std::vector<std::string> missing_ops(const OpNeeds& needs = {}) const;
 
   // One call per op of SY_BACKEND_OPS, on this backend's handle: backend.matmul(&x, &w, &y).
-  // Throws BackendError as check() does; SY_ERR_UNSUPPORTED for an op the table leaves NULL.
+  // Throws sy::Error as check() does; SY_ERR_UNSUPPORTED for an op the table leaves NULL.
   void synchronize();
 #define SY_HOST_OP_DECL(name, group, params, args) void name params;
   SY_BACKEND_OPS(SY_HOST_OP_DECL)

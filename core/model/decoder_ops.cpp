@@ -1,4 +1,5 @@
 #include "model/decoder_ops.h"
+#include "switchyard/common/error.h"
 
 #include <stdexcept>
 
@@ -9,8 +10,8 @@ void require_ops(const Backend& backend, const std::string& arch, const OpNeeds&
   if (missing.empty()) return;
   std::string names;
   for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-  throw std::runtime_error("backend " + backend.plugin().name() + " lacks ops the " + arch +
-                           " model needs: " + names);
+  throw Error(SY_ERR_UNSUPPORTED, "backend " + backend.plugin().name() + " lacks ops the " + arch +
+                                      " model needs: " + names);
 }
 
 void apply_linear(Backend& backend, const Linear& l, const sy_tensor& x, const sy_tensor& y) {

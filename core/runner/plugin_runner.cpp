@@ -97,8 +97,15 @@ wire::Writer serve_plan(Scheduler& sched, const wire::Frame& f) {
   plan.entries = entries.data();
   plan.preempt_capacity = c.preempt_capacity;
   plan.preempt = preempt.data();
+  // The plugin's failure travels to the host as its status and message (the boundary).
+  sy_status st = SY_OK;
   std::string error;
-  const sy_status st = sched.plan(c.view, plan, error);
+  try {
+    sched.plan(c.view, plan);
+  } catch (const Error& e) {
+    st = e.status();
+    error = e.what();
+  }
   wire::Writer w;
   w.put(static_cast<uint32_t>(st));
   w.str(error);

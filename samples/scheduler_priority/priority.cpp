@@ -51,7 +51,8 @@ class PriorityFirst {
       if (n > 0 && p.n_entries < p.entries_capacity) add(r, n);
     }
     order_.clear();
-    for (uint32_t i = 0; i < v.n_waiting; ++i) order_.push_back(SY_SCHED_REQUEST_AT(&v, v.waiting, i));
+    for (uint32_t i = 0; i < v.n_waiting; ++i)
+      order_.push_back(SY_SCHED_REQUEST_AT(&v, v.waiting, i));
     std::stable_sort(order_.begin(), order_.end(), [](const auto* a, const auto* b) {
       return a->priority != b->priority ? a->priority > b->priority : a->arrival_ns < b->arrival_ns;
     });

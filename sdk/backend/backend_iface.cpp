@@ -10,9 +10,9 @@
 #include <new>
 
 #include "cpu_device_info.h"
+#include "op_checks.h"
 #include "switchyard/common/backend_ops.h"
 #include "switchyard/sdk/backend.h"
-#include "op_checks.h"
 
 namespace sy::plugin {
 namespace {
@@ -182,9 +182,9 @@ SY_RUN_ARGS_OP(bias_scale, sy_bias_scale_args)
 
 #define SY_EXPAND(...) __VA_ARGS__
 // One C thunk per op of the list: the boundary around run::<op>.
-#define SY_OP_THUNK(name, group, params, args)                                          \
-  sy_status name##_thunk(sy_backend_t h, SY_EXPAND params) {                            \
-    return guarded(h, #name, [&](Backend& be) { run::name(be, SY_EXPAND args); });      \
+#define SY_OP_THUNK(name, group, params, args)                                     \
+  sy_status name##_thunk(sy_backend_t h, SY_EXPAND params) {                       \
+    return guarded(h, #name, [&](Backend& be) { run::name(be, SY_EXPAND args); }); \
   }
 SY_BACKEND_OPS(SY_OP_THUNK)
 #undef SY_OP_THUNK

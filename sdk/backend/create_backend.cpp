@@ -22,8 +22,7 @@ int positive_int_param(const Params& params, const char* key, int fallback, int 
   const long n = std::strtol(v->c_str(), &end, 10);
   if (v->empty() || *end != '\0' || errno != 0 || n < 1 || n > max)
     throw Error(SY_ERR_INVALID_ARG, "create: param " + std::string(key) + "='" + *v +
-                                        "' must be an integer in [1, " + std::to_string(max) +
-                                        "]");
+                                        "' must be an integer in [1, " + std::to_string(max) + "]");
   return (int)n;
 }
 
@@ -50,7 +49,8 @@ sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t 
                         "create: params[" + std::to_string(i) + "] has a NULL key or value");
           p.emplace_back(params[i].key, params[i].value);
           bool known = false;
-          for (const char* const* k = desc.known_params; k && *k; ++k) known |= p.back().first == *k;
+          for (const char* const* k = desc.known_params; k && *k; ++k)
+            known |= p.back().first == *k;
           if (!known)
             log_to_host(SY_LOG_WARN, "create: ignoring unknown param '" + p.back().first + "'");
         }

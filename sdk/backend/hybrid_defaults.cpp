@@ -9,7 +9,7 @@ namespace {
 
 [[noreturn]] void unsupported(const Backend& be, const char* op) {
   throw Error(SY_ERR_UNSUPPORTED, std::string(op) + ": not implemented by " +
-                                            (be.desc ? be.desc->name : "this backend"));
+                                      (be.desc ? be.desc->name : "this backend"));
 }
 
 }  // namespace

@@ -166,7 +166,6 @@ void check_range(const char* op, const Buffer& b, uint64_t offset, uint64_t size
 // Copies `d` into the caller's sy_device_info, only what its struct_size covers (which stays).
 void copy_device_info(const sy_device_info& d, sy_device_info* out);
 
-
 // Value of `key`, or nullptr when absent (the last occurrence wins).
 const std::string* find_param(const Params& params, const char* key);
 // Parses `key` as an integer in [1, max]; `fallback` when absent; Error otherwise.
@@ -211,6 +210,6 @@ sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
   extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version,                       \
                                                  const sy_host_api* host, sy_plugin_info* info) { \
     static const sy_backend_iface iface =                                                         \
-        ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk, (desc));             \
+        ::sy::plugin::make_backend_iface(&sy_plugin_create_thunk, (desc));                        \
     return ::sy::plugin::plugin_entry(desc, &iface, host_abi_version, host, info);                \
   }

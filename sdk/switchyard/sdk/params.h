@@ -62,15 +62,18 @@ class Params {
   template <class T>
     requires(std::is_unsigned_v<T> && !std::is_same_v<T, bool>)
   void add(const char* key, T Options::*member, uint64_t lo, uint64_t hi) {
-    keys_.push_back({key, [member, lo, hi](Options& o, const char* text) {
+    keys_.push_back({key,
+                     [member, lo, hi](Options& o, const char* text) {
                        uint64_t v = 0;
-                       return parse_uint(text, lo, hi, v) && ((o.*member = static_cast<T>(v)), true);
+                       return parse_uint(text, lo, hi, v) &&
+                              ((o.*member = static_cast<T>(v)), true);
                      },
                      {}});
   }
   // A floating-point member in [lo, hi].
   void add(const char* key, double Options::*member, double lo, double hi) {
-    keys_.push_back({key, [member, lo, hi](Options& o, const char* text) {
+    keys_.push_back({key,
+                     [member, lo, hi](Options& o, const char* text) {
                        return parse_double(text, lo, hi, o.*member);
                      },
                      {}});
@@ -99,7 +102,8 @@ class Params {
 
   // Applies every parameter to `o`; throws Error naming the plugin, the key and the value.
   void parse(const sy_param* params, size_t n, Options& o) const {
-    if (n > 0 && !params) throw Error(SY_ERR_INVALID_ARG, std::string(plugin_) + ": params is NULL");
+    if (n > 0 && !params)
+      throw Error(SY_ERR_INVALID_ARG, std::string(plugin_) + ": params is NULL");
     for (size_t i = 0; i < n; ++i) {
       const sy_param& p = params[i];
       const Key* key = find(p.key);

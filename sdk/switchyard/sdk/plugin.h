@@ -128,7 +128,8 @@ inline void log_to_host(sy_log_level level, const std::string& message) {
 }
 inline void counter_add(const char* name, double delta) {
   const sy_host_api* h = host();
-  if (h && SY_SDK_COVERS(h, sy_host_api, counter_add) && h->counter_add) h->counter_add(name, delta);
+  if (h && SY_SDK_COVERS(h, sy_host_api, counter_add) && h->counter_add)
+    h->counter_add(name, delta);
 }
 
 namespace detail {
@@ -163,9 +164,10 @@ inline sy_status plugin_entry(const Info& about, sy_plugin_kind kind, const void
     return SY_ERR_VERSION;
   }
   if (minor < about.min_minor) {
-    std::snprintf(msg, sizeof msg, "%s implements ABI %u.%u (needs at least %u.%u), host offers %u.%u",
-                  about.name, SY_ABI_VERSION_MAJOR, SY_ABI_VERSION_MINOR, SY_ABI_VERSION_MAJOR,
-                  about.min_minor, major, minor);
+    std::snprintf(msg, sizeof msg,
+                  "%s implements ABI %u.%u (needs at least %u.%u), host offers %u.%u", about.name,
+                  SY_ABI_VERSION_MAJOR, SY_ABI_VERSION_MINOR, SY_ABI_VERSION_MAJOR, about.min_minor,
+                  major, minor);
     detail::entry_error(info, msg);
     return SY_ERR_VERSION;
   }

@@ -47,7 +47,8 @@ sy_status create_handle(const sy_param* params, size_t n, H* out) {
   return guard(
       Policy::kInfo.name,
       [&] {
-        if (!out) throw Error(SY_ERR_INVALID_ARG, std::string(Policy::kInfo.name) + ": out is NULL");
+        if (!out)
+          throw Error(SY_ERR_INVALID_ARG, std::string(Policy::kInfo.name) + ": out is NULL");
         auto h = std::make_unique<Handle<Policy>>();
         h->policy = make_policy<Policy>(params, n);
         *out = reinterpret_cast<H>(h.release());

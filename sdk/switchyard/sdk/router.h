@@ -25,8 +25,8 @@ struct RouterPlugin {
       policy.route(*q, *d);
     });
   }
-  static constexpr sy_router_iface kIface = {sizeof(sy_router_iface), 0, &create, &destroy,
-                                             &last_error, &route};
+  static constexpr sy_router_iface kIface = {
+      sizeof(sy_router_iface), 0, &create, &destroy, &last_error, &route};
   static sy_status entry(uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info) {
     Info about = Policy::kInfo;
     about.min_minor = std::max<uint32_t>(about.min_minor, 2);

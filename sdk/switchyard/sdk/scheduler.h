@@ -39,8 +39,8 @@ struct SchedulerPlugin {
       policy.plan(*v, *p);
     });
   }
-  static constexpr sy_scheduler_iface kIface = {sizeof(sy_scheduler_iface), 0, &create, &destroy,
-                                                &last_error, &plan};
+  static constexpr sy_scheduler_iface kIface = {
+      sizeof(sy_scheduler_iface), 0, &create, &destroy, &last_error, &plan};
   static sy_status entry(uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info) {
     return plugin_entry(Policy::kInfo, SY_PLUGIN_SCHEDULER, &kIface, host_abi_version, host, info);
   }

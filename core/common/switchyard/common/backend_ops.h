@@ -12,30 +12,30 @@
 
 #include "switchyard/abi/backend.h"
 
-#define SY_BACKEND_OPS(X)                                                                        \
-  X(get_rows, kRequired,                                                                         \
-    (const sy_tensor* table, const int32_t* ids, uint32_t n, const sy_tensor* dst),              \
-    (table, ids, n, dst))                                                                        \
-  X(matmul, kRequired, (const sy_tensor* x, const sy_tensor* w, const sy_tensor* y), (x, w, y))  \
+#define SY_BACKEND_OPS(X)                                                                         \
+  X(get_rows, kRequired,                                                                          \
+    (const sy_tensor* table, const int32_t* ids, uint32_t n, const sy_tensor* dst),               \
+    (table, ids, n, dst))                                                                         \
+  X(matmul, kRequired, (const sy_tensor* x, const sy_tensor* w, const sy_tensor* y), (x, w, y))   \
   X(rms_norm, kRequired, (const sy_tensor* x, const sy_tensor* w, float eps, const sy_tensor* y), \
-    (x, w, eps, y))                                                                              \
-  X(rope, kRequired,                                                                             \
-    (const sy_tensor* x, const int32_t* pos, uint32_t n_rot, float freq_base, float freq_scale,  \
-     uint32_t mode),                                                                             \
-    (x, pos, n_rot, freq_base, freq_scale, mode))                                                \
-  X(add, kRequired, (const sy_tensor* a, const sy_tensor* b, const sy_tensor* y), (a, b, y))     \
-  X(swiglu, kRequired, (const sy_tensor* gate, const sy_tensor* up, const sy_tensor* y),         \
-    (gate, up, y))                                                                               \
-  X(softmax, kOptional, (const sy_tensor* x, const sy_tensor* y), (x, y))                        \
-  X(kv_store, kRequired, (const sy_kv_store_args* args), (args))                                 \
-  X(attention, kRequired, (const sy_attention_args* args), (args))                               \
-  X(ssm_conv, kSsm, (const sy_ssm_conv_args* args), (args))                                      \
-  X(ssm_scan, kSsm, (const sy_ssm_scan_args* args), (args))                                      \
-  X(moe_gate, kMoe, (const sy_moe_gate_args* args), (args))                                      \
-  X(moe_matmul, kMoe, (const sy_moe_matmul_args* args), (args))                                  \
-  X(moe_combine, kMoe, (const sy_tensor* x, const sy_tensor* weights, const sy_tensor* y),       \
-    (x, weights, y))                                                                             \
-  X(rope_ext, kRopeExt, (const sy_rope_ext_args* args), (args))                                  \
+    (x, w, eps, y))                                                                               \
+  X(rope, kRequired,                                                                              \
+    (const sy_tensor* x, const int32_t* pos, uint32_t n_rot, float freq_base, float freq_scale,   \
+     uint32_t mode),                                                                              \
+    (x, pos, n_rot, freq_base, freq_scale, mode))                                                 \
+  X(add, kRequired, (const sy_tensor* a, const sy_tensor* b, const sy_tensor* y), (a, b, y))      \
+  X(swiglu, kRequired, (const sy_tensor* gate, const sy_tensor* up, const sy_tensor* y),          \
+    (gate, up, y))                                                                                \
+  X(softmax, kOptional, (const sy_tensor* x, const sy_tensor* y), (x, y))                         \
+  X(kv_store, kRequired, (const sy_kv_store_args* args), (args))                                  \
+  X(attention, kRequired, (const sy_attention_args* args), (args))                                \
+  X(ssm_conv, kSsm, (const sy_ssm_conv_args* args), (args))                                       \
+  X(ssm_scan, kSsm, (const sy_ssm_scan_args* args), (args))                                       \
+  X(moe_gate, kMoe, (const sy_moe_gate_args* args), (args))                                       \
+  X(moe_matmul, kMoe, (const sy_moe_matmul_args* args), (args))                                   \
+  X(moe_combine, kMoe, (const sy_tensor* x, const sy_tensor* weights, const sy_tensor* y),        \
+    (x, weights, y))                                                                              \
+  X(rope_ext, kRopeExt, (const sy_rope_ext_args* args), (args))                                   \
   X(bias_scale, kBiasScale, (const sy_bias_scale_args* args), (args))
 
 // The memory and sync entries every backend must have besides the required ops.
@@ -52,12 +52,18 @@ struct OpNeeds {
   bool ssm = false, moe = false, rope_ext = false, bias_scale = false;
   bool wants(OpGroup g) const {
     switch (g) {
-      case OpGroup::kRequired: return true;
-      case OpGroup::kOptional: return false;
-      case OpGroup::kSsm: return ssm;
-      case OpGroup::kMoe: return moe;
-      case OpGroup::kRopeExt: return rope_ext;
-      case OpGroup::kBiasScale: return bias_scale;
+      case OpGroup::kRequired:
+        return true;
+      case OpGroup::kOptional:
+        return false;
+      case OpGroup::kSsm:
+        return ssm;
+      case OpGroup::kMoe:
+        return moe;
+      case OpGroup::kRopeExt:
+        return rope_ext;
+      case OpGroup::kBiasScale:
+        return bias_scale;
     }
     return true;
   }
