@@ -147,6 +147,50 @@ inline void shutdown_plugin() {
 
 }  // namespace detail
 
+#ifdef SY_NOTE_OWNER
+namespace detail {
+
+// Copies a NUL-terminated string into a note field; too long a string stops the compile (a
+// throw in a constant expression).
+constexpr void note_field(char* field, size_t size, const char* text) {
+  size_t i = 0;
+  for (; text[i]; ++i) {
+    if (i + 1 >= size) throw "plugin name, version or description longer than its note field";
+    field[i] = text[i];
+  }
+  for (; i < size; ++i) field[i] = 0;
+}
+
+}  // namespace detail
+
+// The plugin's metadata note (abi/switchyard/abi/plugin.h, since 1.3) from the same Info the
+// entry reports, so the two cannot disagree.
+constexpr sy_plugin_note make_note(const Info& about, sy_plugin_kind kind) {
+  sy_plugin_note n{};
+  n.namesz = sizeof(SY_NOTE_OWNER);
+  n.descsz = static_cast<uint32_t>(sizeof(sy_plugin_note) - 24);
+  n.type = SY_NOTE_PLUGIN;
+  detail::note_field(n.owner, sizeof n.owner, SY_NOTE_OWNER);
+  n.format = SY_NOTE_FORMAT;
+  n.kind = kind;
+  n.abi_version = SY_ABI_VERSION;
+  n.capabilities_lo = static_cast<uint32_t>(about.capabilities & 0xffffffffu);
+  n.capabilities_hi = static_cast<uint32_t>(about.capabilities >> 32);
+  detail::note_field(n.name, sizeof n.name, about.name);
+  detail::note_field(n.version, sizeof n.version, about.version);
+  detail::note_field(n.description, sizeof n.description, about.description);
+  return n;
+}
+
+// Places the note in the file (the SY_PLUGIN_NOTE section), at file scope.
+#define SY_SDK_PLUGIN_NOTE(kind, about)                                                   \
+  __attribute__((section(".note.switchyard"), used, aligned(4))) static constexpr         \
+      sy_plugin_note sy_plugin_note_ = ::sy::plugin::make_note(about, kind)
+#else
+// Headers before 1.3 (the frozen ABI fixtures) have no note: the file carries none.
+#define SY_SDK_PLUGIN_NOTE(kind, about) static_assert(true, "")
+#endif
+
 // The whole of sy_plugin_entry: refuses a host of another major, or of a minor older than the
 // one that brought the plugin's kind, with the reason in the host's error buffer; otherwise
 // negotiates min(host minor, ours) and fills the fields the host's info covers.
