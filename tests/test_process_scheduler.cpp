@@ -241,7 +241,7 @@ TEST(ProcessSchedulerConfig, IsolationIsAHostKeyNotAPluginParameter) {
     FAIL() << "accepted isolation = \"sandbox\"";
   } catch (const sy::ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "t.toml:7:13: scheduler.isolation: must be \"in_process\" or \"process\", got "
+              "t.toml:7:13: scheduler.isolation: must be one of \"in_process\", \"process\", got "
               "'sandbox'");
   }
 }

@@ -41,7 +41,7 @@ TEST(TriageShadow, ALightAnswerThatDiffersFromItsFullShadowIsAMisroute) {
   m.shadow_compared("p", "s", compare_outputs(out({1, 2}, 1), out({1, 3}, 0)));
   m.shadow_compared("p", "s", compare_outputs(out({1, 2}, 1), out({1, 2}, 0)));
   m.shadow_compared("p", "s", compare_outputs(out({1, 2}, 0), out({1, 3}, 0)));
-  const std::string text = m.render({}, {});
+  const std::string text = m.render({});
   const std::string l = "{model_name=\"tiny\",variant=\"p\",shadow=\"s\"}";
   EXPECT_EQ(sy::test::metric(text, "switchyard:triage_shadowed_light_total" + l), 2);
   EXPECT_EQ(sy::test::metric(text, "switchyard:triage_misroutes_total" + l), 1);

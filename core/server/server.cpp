@@ -87,7 +87,7 @@ std::string Server::metrics_text() {
                {"backend", ""},
                {"state", "draining"}},
               1);
-  return metrics_->render(reloader_->snapshots(), host_counters());
+  return metrics_->render(reloader_->snapshots());
 }
 
 std::string Server::status_json() {

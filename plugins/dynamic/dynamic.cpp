@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dynamic_policy.h"
+#include "plugin_counters.h"
 #include "plugin_entry.h"
 #include "plugin_params.h"
 #include "switchyard/abi/plugin.h"
@@ -84,15 +85,14 @@ sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
   }
   try {
     const sy::dynamic::Decision d = s->policy.plan(*v, *p);
-    if (g_host && g_host->counter_add) {
-      g_host->counter_add("sched_dynamic_steps", 1);
-      g_host->counter_add("sched_dynamic_budget_tokens", d.budget);
-      g_host->counter_add("sched_dynamic_target_batch", d.target_batch);
-      g_host->counter_add("sched_dynamic_wait_ns",
-                          static_cast<double>(std::max<int64_t>(
-                              0, p->n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
-      g_host->counter_add("sched_dynamic_preemptions", d.n_preempted);
-    }
+    auto count = [&](const char* name, double x) { sy::plugin::count(g_host, v, name, x); };
+    count("sched_dynamic_steps", 1);
+    count("sched_dynamic_budget_tokens", d.budget);
+    count("sched_dynamic_target_batch", d.target_batch);
+    count("sched_dynamic_wait_ns",
+          static_cast<double>(std::max<int64_t>(
+              0, p->n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
+    count("sched_dynamic_preemptions", d.n_preempted);
     if (g_host && g_host->log) {
       char line[256];
       std::snprintf(line, sizeof line,

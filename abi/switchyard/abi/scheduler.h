@@ -69,6 +69,19 @@ typedef struct sy_sched_view {
    * state slots, one taken at admission and returned on finish or preemption. */
   uint32_t state_slots_total;
   uint32_t state_slots_free;
+
+  /* ---- since 1.3 ---- */
+  /* The engine's context for sy_host_api.counter_add_to: counters added with it belong to the
+   * engine that planned with this view. Valid for the plan() call; pass it back, never deref. */
+  void* host_ctx;
+  /* Hybrid prefix caching (prefix caching on a model with recurrent layers): the host keeps
+   * snapshots of the recurrent state at KV-block boundaries of cached prefixes, in slots of their
+   * own beyond the running requests' state_slots_total. state_slots_snapshots: that budget (0
+   * without hybrid prefix caching); state_slots_cached: how many hold a snapshot now. A hit
+   * (prefix_hit_len) restores one into the request's slot; snapshots are evicted LRU, and with
+   * the KV blocks they extend. */
+  uint32_t state_slots_snapshots;
+  uint32_t state_slots_cached;
 } sy_sched_view;
 
 #define SY_SCHED_VIEW_SIZE_1_0 offsetof(sy_sched_view, estimate_step_ns)
