@@ -96,6 +96,7 @@ class Engine {
   }
   uint32_t snapshot_slots() const { return snapshots_ ? snapshots_->capacity() : 0; }
   uint32_t snapshots_held() const { return snapshots_ ? snapshots_->held() : 0; }
+  const model::StateSnapshots* snapshots() const { return snapshots_.get(); }
   // This engine's counters (also summed into the process-wide sy::host_counters()): what it,
   // its scheduler and its model count while it works.
   const Counters& counters() const { return counters_; }

@@ -17,6 +17,12 @@ uint32_t StateSnapshots::index(int32_t slot) const {
   return static_cast<uint32_t>(i);
 }
 
+uint32_t StateSnapshots::in_use() const {
+  uint32_t n = 0;
+  for (const Slot& s : slots_) n += s.state == State::reserved || s.pins > 0;
+  return n;
+}
+
 bool StateSnapshots::has(BlockHash h) const {
   auto it = by_key_.find(h);
   return it != by_key_.end() && slots_[it->second].state == State::published;

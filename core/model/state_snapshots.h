@@ -27,6 +27,8 @@ class StateSnapshots {
   // Slots holding a snapshot or being written.
   uint32_t held() const { return capacity() - static_cast<uint32_t>(free_.size()); }
   uint64_t evictions() const { return evictions_; }
+  // Slots a pass is writing or a request will restore: none once the engine is idle.
+  uint32_t in_use() const;
 
   // True when `h` has a published snapshot.
   bool has(BlockHash h) const;
