@@ -123,7 +123,9 @@ struct EngineRun {
     }
     EXPECT_EQ(e.invalid_plans(), 0u) << scheduler;
     EXPECT_EQ(m.cache->pool().free_count(), m.cache->pool().total()) << "blocks leaked";
-    if (e.snapshots()) EXPECT_EQ(e.snapshots()->in_use(), 0u) << "state snapshots left pinned";
+    if (e.snapshots()) {
+      EXPECT_EQ(e.snapshots()->in_use(), 0u) << "state snapshots left pinned";
+    }
     counters = e.counters().snapshot();
     std::vector<std::vector<int32_t>> out;
     for (auto id : ids) {

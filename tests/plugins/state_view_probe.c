@@ -3,7 +3,8 @@
  * snapshots may be cached than their budget. It reports through host counters (probe.steps,
  * probe.slots_total, probe.slot_mismatch, probe.snapshot_slots), through the engine's own
  * context (counter_add_to with view->host_ctx) where host and view have it, and schedules FCFS:
- * running requests continue, waiting ones are admitted while their whole context fits. */
+ * running requests continue, waiting ones are admitted while their whole context fits.
+ * Builds against the frozen 1.2 headers too (tests/abi.cmake): then only counter_add. */
 #include <stddef.h>
 
 #include "switchyard/abi/plugin.h"
@@ -26,11 +27,15 @@ static const char* last_error(sy_sched_t s) {
 
 /* The planning engine's own counter where host and view have the 1.3 context. */
 static void count(const sy_sched_view* v, const char* name, double delta) {
+#if SY_ABI_VERSION_MINOR >= 3
   if (g_host->struct_size >= offsetof(sy_host_api, counter_add_to) + sizeof(void*) &&
-      g_host->counter_add_to && v->struct_size >= offsetof(sy_sched_view, host_ctx) + sizeof(void*))
+      g_host->counter_add_to && v->struct_size >= offsetof(sy_sched_view, host_ctx) + sizeof(void*)) {
     g_host->counter_add_to(v->host_ctx, name, delta);
-  else
-    g_host->counter_add(name, delta);
+    return;
+  }
+#endif
+  (void)v; /* built against headers older than 1.3: the process-wide counter_add */
+  g_host->counter_add(name, delta);
 }
 
 static sy_status plan(sy_sched_t s, const sy_sched_view* v, sy_sched_plan* p) {
@@ -42,10 +47,12 @@ static sy_status plan(sy_sched_t s, const sy_sched_view* v, sy_sched_plan* p) {
     count(v, "probe.slots_total", v->state_slots_total);
     if (v->state_slots_free != want) count(v, "probe.slot_mismatch", 1);
   }
+#if SY_ABI_VERSION_MINOR >= 3
   if (v->struct_size >= offsetof(sy_sched_view, state_slots_cached) + sizeof(uint32_t)) {
     count(v, "probe.snapshot_slots", v->state_slots_snapshots);
     if (v->state_slots_cached > v->state_slots_snapshots) count(v, "probe.slot_mismatch", 1);
   }
+#endif
   p->n_entries = p->n_preempt = 0;
   p->wait_ns = 0;
   for (i = 0; i < v->n_running && budget > 0; ++i) {
