@@ -5,10 +5,10 @@
 // read. Below n = w / c a step is memory-bound and its tokens ride almost free, so a batch of 8
 // decodes costs about what one does, not eight times as much (a linear model in n, as this was
 // before, cannot say that and made the adaptive budget pack too few tokens).
-// Fitted online to the steps the engine ran (the most recent kWindow): each observation is
-// assigned to the regime the current fit puts it in, the four coefficients are re-solved by
-// ridge-regularised least squares around a prior derived from the model's size, and that is
-// repeated until the assignment settles.
+// Fitted online to the steps the engine ran (the most recent kWindow): for each candidate
+// memory-bound threshold (an observed step size) the four coefficients are solved by
+// ridge-regularised least squares around a prior derived from the model's size, and the fit
+// with the least error of the max() model wins (then refined until the regimes settle).
 #pragma once
 
 #include <array>
@@ -45,6 +45,8 @@ class CostModel {
     double tokens, ctx, ns;
   };
   void solve() const;
+  bool fit(const std::vector<bool>& memory, Coefficients& out) const;
+  double sse(const Coefficients& c) const;
   static double eval(const Coefficients& c, double tokens, double ctx);
   Coefficients prior_;
   std::vector<Obs> window_;  // ring buffer
