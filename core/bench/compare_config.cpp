@@ -136,7 +136,7 @@ void read_sweep(const std::string& origin, const toml::table& t, SweepSpec& s) {
   r.read_int("requests", s.requests, 1, 1 << 20);
   r.read_int("min_requests", s.min_requests, 1, 1 << 20);
   r.read_int("max_points", s.max_points, 1, 100);
-  r.read_bool("refine", s.refine);
+  r.read_int("refine", s.refine, 0, 10);
   auto real = [&](const char* key, double& out, double lo, double hi) {
     float v = static_cast<float>(out);
     r.read_float(key, v, lo, hi);

@@ -18,7 +18,8 @@ namespace sy::bench {
 // The offered-load sweep (bench/sweep.h): the listed rates, or with no list an automatic one
 // from `start`, `factor` times the last each point, until throughput stops rising (the highest
 // load within `min_rise` of the best lower one) past the first point that misses the SLO, at
-// most `max_points`, plus one point refining the knee.
+// most `max_points`, then `refine` points bisecting (geometrically) between the knee and the
+// first load above it that missed.
 struct SweepSpec {
   bool enabled = false;       // a [sweep] table is present
   std::vector<double> rates;  // requests/s; empty: the automatic sweep
@@ -28,7 +29,7 @@ struct SweepSpec {
   double start = 1.0, factor = 1.6;
   uint32_t max_points = 10;
   double min_rise = 0.05;
-  bool refine = true;
+  uint32_t refine = 2;
   double percentile = 99;  // the knee's SLO: [slo] latencies at this percentile
 };
 

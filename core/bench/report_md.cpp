@@ -230,7 +230,8 @@ std::string report_markdown(const BenchReport& r) {
               ? "Automatic: from " + f("%g", cfg.sweep.start) + " req/s, x" +
                     f("%g", cfg.sweep.factor) +
                     " per point until throughput stops rising past the first point that misses "
-                    "the SLO, then one point refining the knee"
+                    "the SLO, then " + std::to_string(cfg.sweep.refine) +
+                    " bisecting between the knee and the next load up"
               : std::string("The configured rates"))
       << "; the knee (bold) is the highest throughput among the points meeting the SLO ("
       << slo_text(cfg.slo) << " at " << pct << "). Points in the order they ran.\n\n"

@@ -72,12 +72,12 @@ std::optional<double> SweepPlanner::next(const std::vector<SweepPoint>& done) {
   const bool saturated = missed && by_rate.size() >= 2 &&
                          top.serving.request_throughput <= (1 + spec_.min_rise) * best_below;
   if (!saturated) return top.rate * spec_.factor;
-  // One point between the knee and the next load up, when that one missed.
-  if (spec_.refine && !refined_) {
-    refined_ = true;
+  // Bisect between the knee and the next load up, when that one missed.
+  if (refined_ < spec_.refine) {
     for (const SweepPoint* p : by_rate)
       if (p->rate > knee.rate) {
         if (p->meets_slo) break;
+        ++refined_;
         return std::sqrt(knee.rate * p->rate);
       }
   }

@@ -1,8 +1,7 @@
 // The offered-load sweep and its knee. A sweep replays the workload at a series of offered
 // rates: the configured list, or an automatic one that starts low, multiplies the rate by a
 // factor until throughput stops rising past the first point that misses the SLO (so every
-// variant is driven past its saturation), and then tries one point between the knee and that
-// miss. The knee is a variant's highest request throughput among the points that meet the SLO
+// variant is driven past its saturation), and then bisects between the knee and that miss. The knee is a variant's highest request throughput among the points that meet the SLO
 // at the sweep's percentile (TTFT, and TPOT / E2EL where [slo] sets them).
 #pragma once
 
@@ -49,7 +48,7 @@ class SweepPlanner {
  private:
   const SweepSpec& spec_;
   uint32_t down_probes_ = 0;
-  bool refined_ = false;
+  uint32_t refined_ = 0;
 };
 
 // "Knee (max request throughput with TTFT p99 <= 1000 ms): a 2.1 req/s; b 7.3 req/s (3.5x a)":

@@ -20,8 +20,9 @@ int cmd_bench(int argc, char** argv) {
         "usage: switchyard bench [--config compare.toml] [--out DIR] [--quiet] [--log-level L]\n"
         "replays the config's workload against each of its variants in turn and writes\n"
         "DIR/report.json, DIR/report.md and DIR/*.svg (DIR defaults to bench-out)\n"
-        "without --config an embedded default compares dense/original, hybrid/original and\n"
-        "hybrid/optimized on small generated models\n");
+        "without --config an embedded default compares the original and the optimized\n"
+        "scheduler on a memory-bound dense/hybrid pair (dense-20m, hybrid-20m), sweeping the\n"
+        "offered load past saturation and reporting each variant's knee\n");
     return 0;
   }
   const bench::CompareConfig cfg =
