@@ -188,14 +188,14 @@ TEST_P(HybridPrefixCache, TightCacheEvictsSnapshotsWithTheirBlocksAndKeepsTokens
 }
 
 INSTANTIATE_TEST_SUITE_P(JambaAndMamba, HybridPrefixCache,
-                         testing::Values("hybrid-tiny", "mamba-tiny"),
-                         [](const auto& info) {
+                         testing::Values("hybrid-tiny", "mamba-tiny"), [](const auto& info) {
                            return info.param == "hybrid-tiny" ? std::string("jamba")
                                                               : std::string("mamba");
                          });
 
 // The check: 50% of requests share a 256-token prefix. On jamba the hit rate is within
-// 90% of the dense model's on the same workload, and the tokens equal an uncached run.
+// 90% of the dense model's on the same workload, and on both models the tokens equal an uncached
+// run.
 TEST(HybridPrefixCache, SharedPrefixHitRateOnJambaIsWithinNinetyPercentOfDense) {
   const auto prompts = shared_prefix_workload(16, 256, 259);
   auto configure = [](sy::test::EngineRun& r) {
@@ -205,10 +205,13 @@ TEST(HybridPrefixCache, SharedPrefixHitRateOnJambaIsWithinNinetyPercentOfDense) 
     r.kv_blocks = 512;
     r.max_new = 4;
   };
+  sy::test::EngineRun dense_plain;
+  configure(dense_plain);
+  const auto dense_want = dense_plain.run(prompts);
   sy::test::EngineRun dense;
   configure(dense);
   dense.limits.prefix_caching = true;
-  dense.run(prompts);
+  EXPECT_EQ(dense.run(prompts), dense_want);
   sy::test::EngineRun jamba_plain;
   configure(jamba_plain);
   jamba_plain.model = sy::test::preset_model_file("hybrid-tiny");
@@ -222,4 +225,55 @@ TEST(HybridPrefixCache, SharedPrefixHitRateOnJambaIsWithinNinetyPercentOfDense) 
   RecordProperty("jamba_hit_rate", std::to_string(jamba_rate));
   EXPECT_GT(dense_rate, 0.3);  // half the prompts are mostly the prefix
   EXPECT_GE(jamba_rate, 0.9 * dense_rate);
+}
+
+// The model itself: a pass that snapshots inside and at the end of chunks, next to other
+// sequences, and a later pass that restores those snapshots, give the logits of plain passes.
+TEST(HybridPrefixCache, SnapshotsAndRestoresReproduceThePlainForward) {
+  for (const char* preset : {"hybrid-tiny", "mamba-tiny"}) {
+    SCOPED_TRACE(preset);
+    sy::test::Loaded m(sy::test::preset_model_file(preset), "cpu_ref", 64);
+    m.model->reserve_state_slots(8);
+    const auto a = sy::test::sample_tokens(40, 259, 1), b = sy::test::sample_tokens(30, 259, 2);
+    auto seq = [&](const std::vector<int32_t>& t, uint32_t pos0, uint32_t n,
+                   std::vector<int32_t>& blocks, int32_t slot) {
+      const uint32_t need = m.cache->blocks_for(pos0 + n);
+      if (blocks.size() < need)
+        EXPECT_TRUE(m.cache->pool().allocate(need - uint32_t(blocks.size()), blocks));
+      sy::model::SeqInput in;
+      in.tokens = t.data() + pos0;
+      in.n_tokens = n;
+      in.pos0 = pos0;
+      in.blocks = &blocks;
+      in.state_slot = slot;
+      return in;
+    };
+    // Plain: a and b in one pass each, whole.
+    std::vector<int32_t> ba, bb;
+    const auto want_a = m.model->forward({seq(a, 0, 40, ba, 0)}, *m.cache);
+    const auto want_b = m.model->forward({seq(b, 0, 30, bb, 1)}, *m.cache);
+    // a's first 32 tokens next to b's first 20, snapshotting a after 16 and 32 (slots 4, 5) and
+    // b after 7 and 20 (slots 6, 7); then each continues from a snapshot restored into a fresh
+    // slot: a from 16 (slot 4 into slot 2), b from 20 (slot 7 into slot 3).
+    std::vector<int32_t> ca, cb;
+    const std::vector<sy::model::StateSnapshot> sa = {{16, 4}, {32, 5}}, sb = {{7, 6}, {20, 7}};
+    auto ia = seq(a, 0, 32, ca, 0), ib = seq(b, 0, 20, cb, 1);
+    ia.snapshots = &sa;
+    ib.snapshots = &sb;
+    m.model->forward({ib, ia}, *m.cache);
+    auto ra = seq(a, 16, 24, ca, 2), rb = seq(b, 20, 10, cb, 3);
+    ra.restore_from = 4;
+    rb.restore_from = 7;
+    const auto got = m.model->forward({ra, rb}, *m.cache);
+    const size_t V = 259;
+    ASSERT_EQ(got.size(), 2 * V);
+    for (size_t i = 0; i < V; ++i) {
+      ASSERT_NEAR(got[i], want_a[i], 1e-4) << "a, logit " << i;
+      ASSERT_NEAR(got[V + i], want_b[i], 1e-4) << "b, logit " << i;
+    }
+    m.cache->pool().release(ba);
+    m.cache->pool().release(bb);
+    m.cache->pool().release(ca);
+    m.cache->pool().release(cb);
+  }
 }

@@ -32,7 +32,7 @@ TEST_P(SchedulerEquivalence, GreedyTokensEqualTheOriginalScheduler) {
   run.limits.prefix_caching = bits & (1 << 5);
   run.limits.overlap = bits & (1 << 6);
   run.limits.max_batch_tokens = 48;  // forces chunks of the 70+ token prompts
-  run.kv_blocks = 24;                // 384 slots for ~10 x 100 tokens: forces preemption
+  run.kv_blocks = 16;                // 256 slots for ~10 x 100 tokens: forces preemption
   run.max_new = 16;
   const auto got = run.run(sy::test::chunked_prefix_workload());
   const auto& want = baseline();
@@ -58,7 +58,7 @@ TEST(SchedulerEquivalence, TheWorkloadReallyPreemptsAndReusesPrefixes) {
   run.scheduler = "dynamic";
   run.limits.prefix_caching = true;
   run.limits.max_batch_tokens = 48;
-  run.kv_blocks = 24;
+  run.kv_blocks = 16;
   run.max_new = 16;
   EXPECT_EQ(run.run(sy::test::chunked_prefix_workload()), baseline());
   EXPECT_GT(run.preemptions, 0u);
@@ -84,8 +84,7 @@ const std::vector<std::vector<int32_t>>& hybrid_baseline(const std::string& pres
 
 }  // namespace
 
-class HybridSchedulerEquivalence
-    : public testing::TestWithParam<std::tuple<std::string, int>> {};
+class HybridSchedulerEquivalence : public testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(HybridSchedulerEquivalence, CachedGreedyTokensEqualTheOriginalUncached) {
   const auto& [preset, bits] = GetParam();
@@ -99,13 +98,34 @@ TEST_P(HybridSchedulerEquivalence, CachedGreedyTokensEqualTheOriginalUncached) {
   run.limits.overlap = bits & 8;
   run.limits.state_cache = bits & 16 ? sy::engine::StateCache::last : sy::engine::StateCache::all;
   run.limits.max_batch_tokens = 48;
-  run.kv_blocks = 24;
+  run.kv_blocks = 10;
   run.max_new = 12;
   const auto got = run.run(sy::test::chunked_prefix_workload());
   const auto& want = hybrid_baseline(preset);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
   if (!(bits & 16)) EXPECT_GT(run.prefix_hit_tokens, 0u) << "no request resumed from a snapshot";
+  if (bits & 2) RecordProperty("preemptions", std::to_string(run.preemptions));
+}
+
+// The hybrid suite's workload really preempts requests that resumed from a snapshot, and
+// re-admits them on their cached prefix (a fixed budget, so the plans do not depend on timing).
+TEST(HybridSchedulerEquivalence, TheWorkloadReallyPreemptsAndResumesFromSnapshots) {
+  for (const std::string preset : {"hybrid-tiny", "mamba-tiny"}) {
+    SCOPED_TRACE(preset);
+    sy::test::EngineRun run;
+    run.model = sy::test::preset_model_file(preset);
+    run.scheduler = "dynamic";
+    run.params = {{"adaptive", "false"}};
+    run.limits.prefix_caching = true;
+    run.limits.max_batch_tokens = 48;
+    run.kv_blocks = 10;
+    run.max_new = 12;
+    EXPECT_EQ(run.run(sy::test::chunked_prefix_workload()), hybrid_baseline(preset));
+    EXPECT_GT(run.preemptions, 0u);
+    EXPECT_GT(run.prefix_hit_tokens, 0u);
+    EXPECT_GT(run.counters["state_cache_restores"], 0);
+  }
 }
 
 std::string hybrid_combination_name(

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/cost_model.h"
@@ -139,6 +140,7 @@ class Engine {
   };
 
   PlannedStep plan_step();
+  std::unordered_set<model::BlockHash> prefilling_blocks();
   bool can_apply_now(const PlannedStep& p) const;
   void apply(PlannedStep& p);
   void launch(Batch& b);
@@ -179,7 +181,7 @@ class Engine {
   uint32_t peak_blocks_ = 0;
   std::map<uint32_t, uint64_t> peak_path_bytes_;
   std::unique_ptr<model::StateSnapshots> snapshots_;  // hybrid prefix caching, else null
-  std::unique_ptr<Batch> inflight_;  // overlap: the step computing on the worker
+  std::unique_ptr<Batch> inflight_;                   // overlap: the step computing on the worker
   std::unique_ptr<StepWorker> worker_;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <thread>
+#include <unordered_set>
 
 #include "engine/engine.h"
 #include "engine/engine_loop.h"
@@ -38,16 +39,23 @@ sy_sched_request view_of(const Request& r) {
 Engine::PlannedStep Engine::plan_step() {
   std::vector<sy_sched_request> wv, rv;
   const uint32_t bs = cache_.block_size();
+  const std::unordered_set<model::BlockHash> prefilling = prefilling_blocks();
   for (Request* r : waiting_) {
     r->view_hit_blocks = 0;
+    uint32_t pending = 0;
     if (lim_.prefix_caching) {
       update_hashes(*r);
       // At least one token is always computed, so its logits exist.
-      r->view_hit_blocks = cache_.pool().match(r->hashes, (r->known_tokens() - 1) / bs);
+      const uint32_t cap = (r->known_tokens() - 1) / bs;
+      r->view_hit_blocks = cache_.pool().match(r->hashes, cap);
+      while (r->view_hit_blocks + pending < cap &&
+             prefilling.count(r->hashes[r->view_hit_blocks + pending]))
+        ++pending;
       if (snapshots_) r->view_hit_blocks = snapshot_hit(*r, r->view_hit_blocks);
     }
     wv.push_back(view_of(*r));
     wv.back().prefix_hit_len = r->view_hit_blocks * bs;
+    wv.back().prefix_pending_len = pending * bs;
   }
   for (const Request* r : running_)
     if (!finishing(*r)) rv.push_back(view_of(*r));
@@ -110,6 +118,21 @@ Engine::PlannedStep Engine::plan_step() {
   out.entries.resize(plan.n_entries);
   out.preempt.resize(plan.n_preempt);
   out.wait_ns = plan.wait_ns;
+  return out;
+}
+
+// KV blocks of running requests' prompts they have not computed yet: a waiting request that
+// shares them finds them cached a few steps from now.
+std::unordered_set<model::BlockHash> Engine::prefilling_blocks() {
+  std::unordered_set<model::BlockHash> out;
+  if (!lim_.prefix_caching) return out;
+  const uint32_t bs = cache_.block_size();
+  for (Request* r : running_) {
+    const uint32_t prompt_blocks = static_cast<uint32_t>(r->spec.prompt.size()) / bs;
+    if (r->planned_computed() >= prompt_blocks * bs) continue;
+    update_hashes(*r);
+    for (uint32_t b = r->planned_computed() / bs; b < prompt_blocks; ++b) out.insert(r->hashes[b]);
+  }
   return out;
 }
 

@@ -24,10 +24,10 @@ struct Dynamic {
 };
 
 // Every parameter apply() understands: the known-key check and the unknown-key message.
-constexpr const char* kParamNames[] = {"chunked_prefill", "adaptive",        "preemption",
-                                       "priority",        "prefix_ordering", "max_preemptions",
-                                       "max_num_seqs",    "min_budget",      "target_step_ms",
-                                       "max_wait_ms",     "aging_ms",        "watermark"};
+constexpr const char* kParamNames[] = {
+    "chunked_prefill", "adaptive",     "preemption",          "priority",       "prefix_ordering",
+    "max_preemptions", "max_num_seqs", "min_budget",          "target_step_ms", "max_wait_ms",
+    "aging_ms",        "watermark",    "defer_pending_tokens"};
 
 bool apply(sy::dynamic::Options& o, const sy_param& p) {
   using namespace sy::plugin;
@@ -49,6 +49,8 @@ bool apply(sy::dynamic::Options& o, const sy_param& p) {
   if (k == "max_wait_ms") return parse_double(p.value, 0, 1e6, d) && ((o.max_wait_ms = d), true);
   if (k == "aging_ms") return parse_double(p.value, 0, 1e9, d) && ((o.aging_ms = d), true);
   if (k == "watermark") return parse_double(p.value, 0, 0.5, d) && ((o.watermark = d), true);
+  if (k == "defer_pending_tokens")
+    return parse_uint(p.value, 1, 1 << 20, u) && ((o.defer_pending_tokens = u), true);
   return false;
 }
 
@@ -93,6 +95,7 @@ sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
           static_cast<double>(std::max<int64_t>(
               0, p->n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
     count("sched_dynamic_preemptions", d.n_preempted);
+    count("sched_dynamic_deferred", d.n_deferred);
     if (g_host && g_host->log) {
       char line[256];
       std::snprintf(line, sizeof line,
