@@ -114,7 +114,11 @@ class Runner {
         p.rate = *rate;
         p.requests = n;
         p.serving = serving_metrics(log, cfg_.slo);
-        p.utilization = engine_metrics(log, out.active_params).utilization;
+        const EngineMetrics em = engine_metrics(log, out.active_params);
+        p.utilization = em.utilization;
+        p.batch_mean = em.batch_size.mean;
+        p.preemptions = em.preemptions;
+        p.prefix_hit_rate = em.prefix_cache_hit_rate.value_or(-1);
         p.slo_latency_s = latency_quantile(log, metric, pct);
         const double q = cfg_.sweep.percentile;
         p.ttft_ms = latency_quantile(log, "ttft", q) * 1e3;

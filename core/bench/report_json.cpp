@@ -260,6 +260,8 @@ std::string report_json(const BenchReport& r) {
       j.field("completed", p.serving.completed).field("failed", p.serving.failed);
       j.field("ttft_p90_ms", p.serving.ttft_ms.n ? p.serving.ttft_ms.p90 : NAN);
       j.field("e2el_p90_ms", p.serving.e2el_ms.n ? p.serving.e2el_ms.p90 : NAN);
+      j.field("batch_size_mean", p.batch_mean).field("preemptions", p.preemptions);
+      j.field("prefix_cache_hit_rate", p.prefix_hit_rate < 0 ? NAN : p.prefix_hit_rate);
       j.field("slo_latency_ms", p.slo_latency_s * 1e3).end_object();
     }
     j.end_array();

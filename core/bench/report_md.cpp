@@ -210,9 +210,9 @@ std::string report_markdown(const BenchReport& r) {
     for (const auto& b : v.engine.cost_fit)
       t += (t.empty() ? "" : ", ") +
            (b.min_tokens == b.max_tokens ? std::to_string(b.min_tokens)
-            : b.max_tokens == UINT32_MAX ? std::to_string(b.min_tokens) + "+"
-                                         : std::to_string(b.min_tokens) + "-" +
-                                               std::to_string(b.max_tokens)) +
+            : b.max_tokens == UINT32_MAX
+                ? std::to_string(b.min_tokens) + "+"
+                : std::to_string(b.min_tokens) + "-" + std::to_string(b.max_tokens)) +
            ": " + f("%.1f", b.predicted_ms) + " / " + f("%.1f", b.measured_ms);
     return t.empty() ? std::string("n/a")
                      : t + " (mean error " + f("%.0f%%", v.engine.cost_fit_error * 100) + ")";
@@ -230,13 +230,15 @@ std::string report_markdown(const BenchReport& r) {
               ? "Automatic: from " + f("%g", cfg.sweep.start) + " req/s, x" +
                     f("%g", cfg.sweep.factor) +
                     " per point until throughput stops rising past the first point that misses "
-                    "the SLO, then " + std::to_string(cfg.sweep.refine) +
+                    "the SLO, then " +
+                    std::to_string(cfg.sweep.refine) +
                     " bisecting between the knee and the next load up"
               : std::string("The configured rates"))
       << "; the knee (bold) is the highest throughput among the points meeting the SLO ("
       << slo_text(cfg.slo) << " at " << pct << "). Points in the order they ran.\n\n"
       << "| variant | offered (req/s) | requests | throughput (req/s) | output tok/s | TTFT " << pct
-      << " (ms) | TPOT " << pct << " (ms) | busy | SLO |\n|---|---|---|---|---|---|---|---|---|\n";
+      << " (ms) | TPOT " << pct << " (ms) | busy | batch | preempt | prefix hits | SLO |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& v : r.variants)
       for (const auto& p : v.sweep) {
         const bool knee = v.knee.found && p.rate == v.knee.rate;
@@ -244,8 +246,10 @@ std::string report_markdown(const BenchReport& r) {
         o << "| " << v.name << " | " << f("%.3g", p.rate) << " | " << p.requests << " | "
           << (knee ? "**" + tput + "**" : tput) << " | " << f("%.0f", p.serving.output_throughput)
           << " | " << f("%.0f", p.ttft_ms) << " | " << f("%.0f", p.tpot_ms) << " | "
-          << f("%.0f%%", p.utilization * 100) << " | " << (p.meets_slo ? "met" : "missed")
-          << " |\n";
+          << f("%.0f%%", p.utilization * 100) << " | " << f("%.1f", p.batch_mean) << " | "
+          << p.preemptions << " | "
+          << (p.prefix_hit_rate < 0 ? std::string("n/a") : f("%.0f%%", p.prefix_hit_rate * 100))
+          << " | " << (p.meets_slo ? "met" : "missed") << " |\n";
       }
     o << "\n";
   }
