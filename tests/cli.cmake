@@ -23,3 +23,13 @@ set_tests_properties(cli_run_bad_plugin PROPERTIES ENVIRONMENT SWITCHYARD_PLUGIN
   PASS_REGULAR_EXPRESSION "switchyard_scheduler_bad_major.so: ABI major version mismatch: plugin implements 2.0")
 add_test(NAME cli_unknown_option COMMAND ${SY_CLI} mkmodel --out x.gguf --n-layers 3)
 set_tests_properties(cli_unknown_option PROPERTIES PASS_REGULAR_EXPRESSION "unknown option --n-layers")
+# `switchyard tokenize` over llama.cpp's reference vocabularies, one process per test string.
+switchyard_add_test(test_cli_tokenize SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_tokenize.cpp
+  LIBS switchyard_gguf)
+target_compile_definitions(test_cli_tokenize PRIVATE SWITCHYARD_CLI="$<TARGET_FILE:switchyard>")
+add_dependencies(test_cli_tokenize switchyard)
+# switchyard eval against an in-process forward (runs the binary from the test).
+switchyard_add_test(test_cli_eval SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_eval.cpp
+  LIBS switchyard_core)
+target_compile_definitions(test_cli_eval PRIVATE SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
+add_dependencies(test_cli_eval switchyard switchyard_backend_cpu_ref)

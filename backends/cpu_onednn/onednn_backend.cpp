@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "dtype_util.h"
 #include "fused_dot.h"
 #include "onednn_factory.h"
+#include "quant_weights.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cpu_onednn {
 namespace {
@@ -33,6 +34,7 @@ void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     gemm_.run(m, k, n, n, x.f32(), w.f32(), y.f32(), threads_);
     return;
   }
+  if (dequantised_path(w.dtype)) return dequantised_matmul(gemm_, scratch_, x, w, y, threads_);
   if (m <= kFusedMaxM) {
     fused_matmul(w.dtype, x.f32(), m, k, w.bytes(), n, y.f32(), threads_);
     return;
@@ -47,6 +49,7 @@ void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
 }
 
 void OnednnBackend::get_rows(const Tensor& table, const int32_t* ids, const Tensor& dst) {
+  if (dequantised_path(table.dtype)) return dequantised_get_rows(table, ids, dst, threads_);
   const int64_t k = table.ne[0], rows = dst.ne[1];
   const int64_t row_bytes = dtype::row_bytes(table.dtype, k);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (rows * k >= (1 << 16))

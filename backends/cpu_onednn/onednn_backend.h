@@ -31,11 +31,13 @@ class OnednnBackend final : public plugin::Backend {
   void moe_gate(const plugin::MoeGateOp& op) override;
   void moe_matmul(const plugin::MoeMatmulOp& op) override;
   void moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y) override;
+  void rope_ext(const plugin::RopeExtOp& op) override;
+  void bias_scale(const plugin::BiasScaleOp& op) override;
 
  private:
   const int threads_;  // OpenMP team size for every parallel region and oneDNN call
   GemmCache gemm_;
-  std::vector<float> scratch_;  // dequantised weight panels, attention scores, rope tables
+  std::vector<float> scratch_;        // dequantised weight panels, attention scores, rope tables
   std::vector<float> moe_x_, moe_y_;  // one expert's gathered input rows and their outputs
   std::vector<int64_t> moe_rows_;     // (token, slot) pairs bucketed by expert
 };

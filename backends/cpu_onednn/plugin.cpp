@@ -1,10 +1,12 @@
 // Entry point of the cpu_onednn plugin: CPU feature check and params, then the AVX2 backend.
 #include <dlfcn.h>
+#include <sched.h>
 
 #include <thread>
 
 #include "backend_plugin_util.h"
 #include "onednn_factory.h"
+#include "switchyard/common/dtype.h"
 
 namespace {
 
@@ -29,7 +31,12 @@ std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
     throw PluginError(SY_ERR_UNAVAILABLE, std::string("create: cpu_onednn needs AVX2, FMA and "
                                                       "F16C but this CPU lacks ") +
                                               missing);
-  const unsigned hw = std::thread::hardware_concurrency();
+  // Default: the CPUs this process may run on (taskset, a cgroup cpuset), not every core of
+  // the machine: replicas pinned to disjoint cores must not each start a team per core.
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  const int allowed = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
+  const unsigned hw = allowed > 0 ? unsigned(allowed) : std::thread::hardware_concurrency();
   const int threads = sy::plugin::positive_int_param(params, "threads", hw ? (int)hw : 1, 1024);
   pin_openmp_runtime();
   return sy::cpu_onednn::make_backend(threads);
@@ -42,8 +49,7 @@ const sy::plugin::PluginDesc kDesc = {
     "0.1.0",
     "CPU backend: oneDNN sgemm, AVX2 fused dequantise-and-dot for F16/BF16/Q8_0, OpenMP",
     SY_CAP_ZERO_COPY_HOST,
-    (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) | (1ull << SY_DTYPE_BF16) |
-        (1ull << SY_DTYPE_Q8_0),
+    sy::dtype::weight_mask(),
     kKnownParams,
     &make,
     /*hybrid_ops=*/true,
