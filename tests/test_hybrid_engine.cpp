@@ -46,7 +46,6 @@ std::vector<std::vector<int32_t>> prompts(int n) {
   return out;
 }
 
-
 struct Run {
   std::vector<std::vector<int32_t>> tokens;
   uint32_t preemptions = 0;
@@ -149,7 +148,8 @@ TEST(HybridEngine, GreedyTokensFollowTheReferenceArgmax) {
 // at position 0, so the slot's state is zeroed and the tokens equal an unconstrained run.
 TEST(HybridEngine, PreemptionAndRecomputeResetTheRecurrentState) {
   const auto free_run = run("hybrid-tiny", "cpu_ref", "fixed_window", kFixed4, 64, 24);
-  const auto tight = run("hybrid-tiny", "cpu_ref", "dynamic", {}, 9, 24);
+  // No aging: past aging_ms (on a loaded machine) the order turns FCFS and may not preempt.
+  const auto tight = run("hybrid-tiny", "cpu_ref", "dynamic", {{"aging_ms", "1e9"}}, 9, 24);
   EXPECT_GT(tight.preemptions, 0u) << "the cache was not tight enough to provoke a preemption";
   EXPECT_EQ(tight.tokens, free_run.tokens);
 }
@@ -164,14 +164,16 @@ TEST(HybridEngine, SchedulerViewReportsTheStateSlotBudgetInBothIsolationModes) {
   };
   for (bool isolated : {false, true}) {
     SCOPED_TRACE(isolated ? "process" : "in_process");
-    const auto r = run("hybrid-tiny", "cpu_ref", "state_view_probe", {}, 64, 6, 6, {isolated, false});
+    const auto r =
+        run("hybrid-tiny", "cpu_ref", "state_view_probe", {}, 64, 6, 6, {isolated, false});
     const double steps = get(r, "probe.steps");
     EXPECT_GT(steps, 0);
     EXPECT_EQ(get(r, "probe.slots_total"), 4 * steps);  // max_seqs slots every step
     EXPECT_EQ(get(r, "probe.slot_mismatch"), 0);
     EXPECT_EQ(get(r, "probe.snapshot_slots"), 0);  // no prefix caching: no snapshots
     // With hybrid prefix caching: 4 snapshot slots per running one, never more cached.
-    const auto c = run("hybrid-tiny", "cpu_ref", "state_view_probe", {}, 64, 6, 6, {isolated, true});
+    const auto c =
+        run("hybrid-tiny", "cpu_ref", "state_view_probe", {}, 64, 6, 6, {isolated, true});
     EXPECT_EQ(get(c, "probe.snapshot_slots"), 16 * get(c, "probe.steps"));
     EXPECT_EQ(get(c, "probe.slot_mismatch"), 0);
     EXPECT_EQ(c.tokens, r.tokens);

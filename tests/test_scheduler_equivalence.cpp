@@ -56,6 +56,7 @@ INSTANTIATE_TEST_SUITE_P(AllFeatureCombinations, SchedulerEquivalence, testing::
 TEST(SchedulerEquivalence, TheWorkloadReallyPreemptsAndReusesPrefixes) {
   sy::test::EngineRun run;
   run.scheduler = "dynamic";
+  run.params = sy::test::dynamic_timing_free();
   run.limits.prefix_caching = true;
   run.limits.max_batch_tokens = 48;
   run.kv_blocks = 16;
@@ -109,14 +110,14 @@ TEST_P(HybridSchedulerEquivalence, CachedGreedyTokensEqualTheOriginalUncached) {
 }
 
 // The hybrid suite's workload really preempts requests that resumed from a snapshot, and
-// re-admits them on their cached prefix (a fixed budget, so the plans do not depend on timing).
+// re-admits them on their cached prefix (plans that do not depend on timing).
 TEST(HybridSchedulerEquivalence, TheWorkloadReallyPreemptsAndResumesFromSnapshots) {
   for (const std::string preset : {"hybrid-tiny", "mamba-tiny"}) {
     SCOPED_TRACE(preset);
     sy::test::EngineRun run;
     run.model = sy::test::preset_model_file(preset);
     run.scheduler = "dynamic";
-    run.params = {{"adaptive", "false"}};
+    run.params = sy::test::dynamic_timing_free();
     run.limits.prefix_caching = true;
     run.limits.max_batch_tokens = 48;
     run.kv_blocks = 10;
