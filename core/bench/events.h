@@ -53,7 +53,7 @@ struct RunLog {
   std::vector<RequestRecord> requests;
   std::vector<StepRecord> steps;
   MemoryPeaks memory;
-  std::map<std::string, double> counters;  // sy::host_counters() deltas over the run
+  std::map<std::string, double> counters;  // the engine's counter deltas over the run
   bool timed_out = false;
 };
 
