@@ -53,14 +53,25 @@ std::string combination_name(const testing::TestParamInfo<int>& info) {
 INSTANTIATE_TEST_SUITE_P(AllFeatureCombinations, SchedulerEquivalence, testing::Range(0, 128),
                          combination_name);
 
-TEST(SchedulerEquivalence, TheWorkloadReallyPreemptsAndReusesPrefixes) {
+namespace {
+
+// The optimized scheduler with prefix caching, a small token budget and few KV blocks, planning
+// without timing: the run the "really preempts" tests check.
+sy::test::EngineRun preempting_run(uint32_t kv_blocks, uint32_t max_new) {
   sy::test::EngineRun run;
   run.scheduler = "dynamic";
   run.params = sy::test::dynamic_timing_free();
   run.limits.prefix_caching = true;
   run.limits.max_batch_tokens = 48;
-  run.kv_blocks = 16;
-  run.max_new = 16;
+  run.kv_blocks = kv_blocks;
+  run.max_new = max_new;
+  return run;
+}
+
+}  // namespace
+
+TEST(SchedulerEquivalence, TheWorkloadReallyPreemptsAndReusesPrefixes) {
+  sy::test::EngineRun run = preempting_run(16, 16);
   EXPECT_EQ(run.run(sy::test::chunked_prefix_workload()), baseline());
   EXPECT_GT(run.preemptions, 0u);
   EXPECT_GT(run.prefix_hit_tokens, 0u);
@@ -114,14 +125,8 @@ TEST_P(HybridSchedulerEquivalence, CachedGreedyTokensEqualTheOriginalUncached) {
 TEST(HybridSchedulerEquivalence, TheWorkloadReallyPreemptsAndResumesFromSnapshots) {
   for (const std::string preset : {"hybrid-tiny", "mamba-tiny"}) {
     SCOPED_TRACE(preset);
-    sy::test::EngineRun run;
+    sy::test::EngineRun run = preempting_run(10, 12);
     run.model = sy::test::preset_model_file(preset);
-    run.scheduler = "dynamic";
-    run.params = sy::test::dynamic_timing_free();
-    run.limits.prefix_caching = true;
-    run.limits.max_batch_tokens = 48;
-    run.kv_blocks = 10;
-    run.max_new = 12;
     EXPECT_EQ(run.run(sy::test::chunked_prefix_workload()), hybrid_baseline(preset));
     EXPECT_GT(run.preemptions, 0u);
     EXPECT_GT(run.prefix_hit_tokens, 0u);
