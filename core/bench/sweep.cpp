@@ -84,13 +84,15 @@ std::optional<double> SweepPlanner::next(const std::vector<SweepPoint>& done) {
   return std::nullopt;
 }
 
-std::string knee_headline(const std::vector<std::pair<std::string, Knee>>& knees,
-                          const Slo& slo, double percentile) {
+std::string knee_headline(const std::vector<std::pair<std::string, Knee>>& knees, const Slo& slo,
+                          double percentile) {
   const std::string pct = "p" + num("%g", percentile);
   std::string cond;
   if (slo.ttft_ms) cond += "TTFT " + pct + " <= " + num("%g", *slo.ttft_ms) + " ms";
-  if (slo.tpot_ms) cond += (cond.empty() ? "" : ", ") + ("TPOT " + pct + " <= " + num("%g", *slo.tpot_ms) + " ms");
-  if (slo.e2el_ms) cond += (cond.empty() ? "" : ", ") + ("E2EL " + pct + " <= " + num("%g", *slo.e2el_ms) + " ms");
+  if (slo.tpot_ms)
+    cond += (cond.empty() ? "" : ", ") + ("TPOT " + pct + " <= " + num("%g", *slo.tpot_ms) + " ms");
+  if (slo.e2el_ms)
+    cond += (cond.empty() ? "" : ", ") + ("E2EL " + pct + " <= " + num("%g", *slo.e2el_ms) + " ms");
   std::string out = "Knee (max request throughput" + (cond.empty() ? "" : " with " + cond) + "):";
   std::map<std::string, std::pair<std::string, Knee>> first;  // name prefix -> its first variant
   bool any = false;
