@@ -44,11 +44,15 @@ std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
 
 const char* const kKnownParams[] = {"threads", nullptr};
 
+SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, "cpu_onednn", "0.1.0", SY_CAP_ZERO_COPY_HOST,
+               "CPU backend: oneDNN sgemm, AVX2 fused dequantise-and-dot for F16/BF16/Q8_0, "
+               "OpenMP");
+
 const sy::plugin::PluginDesc kDesc = {
-    "cpu_onednn",
-    "0.1.0",
-    "CPU backend: oneDNN sgemm, AVX2 fused dequantise-and-dot for F16/BF16/Q8_0, OpenMP",
-    SY_CAP_ZERO_COPY_HOST,
+    sy_plugin_note_.name,
+    sy_plugin_note_.version,
+    sy_plugin_note_.description,
+    sy_plugin_note_.capabilities_lo,
     sy::dtype::weight_mask(),
     kKnownParams,
     &make,

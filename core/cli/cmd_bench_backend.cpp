@@ -139,6 +139,7 @@ int cmd_bench_backend(int argc, char** argv) {
     Config cfg;
     cfg.model.path = a.str("models-dir", "models") + "/" + preset + "-" + dt + ".gguf";
     cfg.model.generate = preset;
+    cfg.models_dir = a.str("models-dir", "models");
     cfg.model.dtype = dt;
     cfg.backend.plugin = backend;
     if (a.has("threads")) cfg.backend.params.emplace_back("threads", a.str("threads"));

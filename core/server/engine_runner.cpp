@@ -22,7 +22,10 @@ EngineRunner::EngineRunner(std::string name, std::unique_ptr<engine::Variant> v,
   snap_.kv_total = v_->cache->pool().total();
   v_->engine->on_token = [this](const engine::Request& r, int32_t tok) {
     auto it = live_.find(r.id);
-    if (it != live_.end() && it->second.cb.on_token) it->second.cb.on_token(tok);
+    const text::TokenLogprob* lp =
+        r.spec.sampling.logprobs >= 0 && !r.logprobs.empty() ? &r.logprobs.back() : nullptr;
+    if (it != live_.end() && it->second.cb.on_token && it->second.cb.on_token(tok, lp))
+      stops_.push_back(r.id);
     if (observer_) observer_->on_token(name_, r);
     touched_.push_back(r.id);
   };
@@ -114,14 +117,14 @@ void EngineRunner::intake(std::vector<std::unique_ptr<Submission>>& subs) {
 }
 
 // Engine thread: reports a finished (or now aborted) request and drops it from the engine.
-void EngineRunner::end(uint64_t id, bool timed_out) {
+void EngineRunner::end(uint64_t id, bool timed_out, bool stopped) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
   engine::Engine& e = *v_->engine;
   if (e.request(id).finish == engine::FinishReason::none) e.cancel(id);
   const engine::Request& r = e.request(id);
   Outcome o;
-  o.reason = r.finish;
+  o.reason = stopped ? engine::FinishReason::stop : r.finish;
   o.timed_out = timed_out;
   o.tokens = r.output;
   o.prompt_tokens = static_cast<uint32_t>(r.spec.prompt.size());
@@ -131,6 +134,7 @@ void EngineRunner::end(uint64_t id, bool timed_out) {
   o.first_scheduled_ns = r.first_scheduled_ns;
   o.finish_ns = r.finish_ns;
   o.token_ns = r.token_ns;
+  o.logprobs = r.logprobs;
   Callbacks cb = std::move(it->second.cb);
   live_.erase(it);
   e.forget(id);
@@ -202,6 +206,9 @@ class EngineRunner::Source : public engine::WorkSource {
 
   void after_step(engine::Engine& e, const engine::StepStats& st, int64_t, int64_t dur) override {
     if (r_.observer_ && st.n_seqs) r_.observer_->on_step(r_.name_, st, dur);
+    for (uint64_t id : r_.stops_)  // a stop string matched: ends as a stop
+      if (r_.live_.count(id)) r_.end(id, false, true);
+    r_.stops_.clear();
     for (uint64_t id : r_.touched_)
       if (r_.live_.count(id) && e.request(id).finish != engine::FinishReason::none)
         r_.end(id, false);
@@ -217,6 +224,7 @@ class EngineRunner::Source : public engine::WorkSource {
     for (const auto& [id, l] : r_.live_)
       if (e.request(id).running) ids.push_back(id);
     for (uint64_t id : ids) r_.end(id, false);
+    r_.stops_.clear();
     r_.publish_snapshot();
     r_.report_finished();
   }
