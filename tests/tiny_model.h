@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "gguf/gguf.h"
@@ -42,6 +43,20 @@ inline const fs::path& model_file(const std::string& dtype, bool tied = false) {
   s.n_layer = 2;
   const fs::path p = fs::path(testing::TempDir()) / ("sy-llama-" + key + ".gguf");
   sy::model::write_random_llama(s, dtype, 42, p);
+  return files[key] = p;
+}
+
+// A generated model of any preset (hybrid-tiny, mamba-tiny, ...), f32, written once per process
+// under a per-pid name and renamed into place (ctest runs tests of a binary in parallel).
+inline const fs::path& preset_model_file(const std::string& preset, uint64_t seed = 3) {
+  static std::map<std::string, fs::path> files;
+  const std::string key = preset + "-s" + std::to_string(seed);
+  if (auto it = files.find(key); it != files.end()) return it->second;
+  const fs::path dir = testing::TempDir();
+  const fs::path p = dir / ("sy-preset-" + key + ".gguf");
+  const fs::path tmp = dir / ("sy-preset-" + key + "-" + std::to_string(::getpid()) + ".gguf");
+  sy::model::write_random_model(sy::model::preset_shape(preset), "f32", seed, tmp);
+  fs::rename(tmp, p);
   return files[key] = p;
 }
 
@@ -80,6 +95,7 @@ struct EngineRun {
   fs::path model;
   uint64_t preemptions = 0;
   uint64_t prefix_hit_tokens = 0;
+  std::map<std::string, double> counters;  // the engine's own, after the run
   bool stop_at_eos = false;  // stops at limits.eos
   // Called after every step with the engine and the request ids (to cancel some mid-run).
   std::function<void(sy::engine::Engine&, const std::vector<uint64_t>&, int step)> after_step;
@@ -107,6 +123,10 @@ struct EngineRun {
     }
     EXPECT_EQ(e.invalid_plans(), 0u) << scheduler;
     EXPECT_EQ(m.cache->pool().free_count(), m.cache->pool().total()) << "blocks leaked";
+    if (e.snapshots()) {
+      EXPECT_EQ(e.snapshots()->in_use(), 0u) << "state snapshots left pinned";
+    }
+    counters = e.counters().snapshot();
     std::vector<std::vector<int32_t>> out;
     for (auto id : ids) {
       const auto& r = e.request(id);

@@ -95,6 +95,9 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   if (v->tokenizer) lim.eos = v->tokenizer->end_of_generation();
   lim.prefix_caching = config.engine.prefix_caching;
   lim.overlap = config.engine.overlap;
+  const std::string& sc = config.engine.state_cache;
+  lim.state_cache = sc == "none" ? StateCache::none : sc == "last" ? StateCache::last : StateCache::all;
+  lim.state_cache_slots = config.engine.state_cache_slots;
   v->engine = std::make_unique<Engine>(*v->model, *v->cache, *v->scheduler, lim);
   if (config.triage.enabled) v->engine->triage = make_triage_hook(v->router.get(), config.triage);
   return v;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dynamic_policy.h"
+#include "plugin_counters.h"
 #include "plugin_entry.h"
 #include "plugin_params.h"
 #include "switchyard/abi/plugin.h"
@@ -23,10 +24,10 @@ struct Dynamic {
 };
 
 // Every parameter apply() understands: the known-key check and the unknown-key message.
-constexpr const char* kParamNames[] = {"chunked_prefill", "adaptive",        "preemption",
-                                       "priority",        "prefix_ordering", "max_preemptions",
-                                       "max_num_seqs",    "min_budget",      "target_step_ms",
-                                       "max_wait_ms",     "aging_ms",        "watermark"};
+constexpr const char* kParamNames[] = {
+    "chunked_prefill", "adaptive",     "preemption",          "priority",       "prefix_ordering",
+    "max_preemptions", "max_num_seqs", "min_budget",          "target_step_ms", "max_wait_ms",
+    "aging_ms",        "watermark",    "defer_pending_tokens"};
 
 bool apply(sy::dynamic::Options& o, const sy_param& p) {
   using namespace sy::plugin;
@@ -48,6 +49,8 @@ bool apply(sy::dynamic::Options& o, const sy_param& p) {
   if (k == "max_wait_ms") return parse_double(p.value, 0, 1e6, d) && ((o.max_wait_ms = d), true);
   if (k == "aging_ms") return parse_double(p.value, 0, 1e9, d) && ((o.aging_ms = d), true);
   if (k == "watermark") return parse_double(p.value, 0, 0.5, d) && ((o.watermark = d), true);
+  if (k == "defer_pending_tokens")
+    return parse_uint(p.value, 1, 1 << 20, u) && ((o.defer_pending_tokens = u), true);
   return false;
 }
 
@@ -84,15 +87,15 @@ sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
   }
   try {
     const sy::dynamic::Decision d = s->policy.plan(*v, *p);
-    if (g_host && g_host->counter_add) {
-      g_host->counter_add("sched_dynamic_steps", 1);
-      g_host->counter_add("sched_dynamic_budget_tokens", d.budget);
-      g_host->counter_add("sched_dynamic_target_batch", d.target_batch);
-      g_host->counter_add("sched_dynamic_wait_ns",
-                          static_cast<double>(std::max<int64_t>(
-                              0, p->n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
-      g_host->counter_add("sched_dynamic_preemptions", d.n_preempted);
-    }
+    auto count = [&](const char* name, double x) { sy::plugin::count(g_host, v, name, x); };
+    count("sched_dynamic_steps", 1);
+    count("sched_dynamic_budget_tokens", d.budget);
+    count("sched_dynamic_target_batch", d.target_batch);
+    count("sched_dynamic_wait_ns",
+          static_cast<double>(std::max<int64_t>(
+              0, p->n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
+    count("sched_dynamic_preemptions", d.n_preempted);
+    count("sched_dynamic_deferred", d.n_deferred);
     if (g_host && g_host->log) {
       char line[256];
       std::snprintf(line, sizeof line,
