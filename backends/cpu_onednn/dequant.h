@@ -1,0 +1,11 @@
+// F16, BF16 and Q8_0 weight rows as F32: for get_rows and the GEMM's dequantised panels.
+#pragma once
+
+#include <cstdint>
+
+namespace sy::cpu_onednn {
+
+// One row of k values of `dtype` at src as F32.
+void dequant_row(uint32_t dtype, const uint8_t* src, float* dst, int64_t k);
+
+}  // namespace sy::cpu_onednn

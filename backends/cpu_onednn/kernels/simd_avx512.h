@@ -1,0 +1,106 @@
+// The AVX-512 F/BW/VL vector layer of the dispatched kernels (16 floats per vector). Include
+// only from a kernel file built with the AVX-512 flags, inside that file's path namespace.
+// SY_SIMD_VNNI selects vpdpwssd for the int16 dot product.
+#pragma once
+
+struct Simd {
+  static constexpr int kF = 16;
+  static constexpr int kI16 = 32;
+  using F = __m512;
+  using I = __m512i;
+  using W = __m512i;
+
+  static F zero() { return _mm512_setzero_ps(); }
+  static F set1(float v) { return _mm512_set1_ps(v); }
+  static F load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F abs(F a) { return _mm512_abs_ps(a); }
+  // Lanes 8..15 (a shuffle: GCC 12 warns spuriously on _mm512_extractf64x4_pd).
+  static __m256 upper_half(F v) {
+    return _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  }
+  static float hsum(F v) {
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), upper_half(v));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static float hmax(F v) {
+    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), upper_half(v));
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+
+  static F load_f16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+  }
+  static F load_bf16(const uint16_t* p) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
+  static void store_f16(uint16_t* p, F v) {
+    _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
+  static float f16_scalar(uint16_t h) { return _cvtsh_ss(h); }
+
+  static W load_i8_as_i16(const int8_t* p) {
+    return _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)p));
+  }
+  static void store_round_i16(int16_t* p, F v) {
+    _mm256_storeu_si256((__m256i*)p, _mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(v)));
+  }
+  static W load_i16(const int16_t* p) { return _mm512_loadu_si512((const void*)p); }
+  static I izero() { return _mm512_setzero_si512(); }
+  static I dot_i16(I acc, W a, W b) {
+#ifdef SY_SIMD_VNNI
+    return _mm512_dpwssd_epi32(acc, a, b);
+#else
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
+#endif
+  }
+  static F to_f32(I v) {
+    return _mm512_cvtepi32_ps(v);
+  }
+
+  static void prefetch(const void* p) {
+    _mm_prefetch((const char*)p, _MM_HINT_T0);
+  }
+
+  // The AVX2 layer's Cephes exp on 16 lanes.
+  static F exp(F x_in) {
+    __m512 x = _mm512_min_ps(x_in, _mm512_set1_ps(88.7228391f));
+    x = _mm512_max_ps(x, _mm512_set1_ps(-88.3762626647949f));
+    const __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    const __m512i n = _mm512_cvtps_epi32(fx);
+    const __m512i n1 = _mm512_srai_epi32(n, 1), n2 = _mm512_sub_epi32(n, n1);
+    const __m512i bias = _mm512_set1_epi32(127);
+    const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
+    const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
+    __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+    const __mmask16 under =
+        _mm512_cmp_ps_mask(x_in, _mm512_set1_ps(-88.3762626647949f), _CMP_LT_OQ);
+    const __mmask16 over = _mm512_cmp_ps_mask(x_in, _mm512_set1_ps(88.7228391f), _CMP_GT_OQ);
+    const __mmask16 nan = _mm512_cmp_ps_mask(x_in, x_in, _CMP_UNORD_Q);
+    y = _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
+    y = _mm512_mask_blend_ps(over, y, _mm512_set1_ps(__builtin_inff()));
+    return _mm512_mask_blend_ps(nan, y, x_in);
+  }
+};
