@@ -242,6 +242,8 @@ const sy::plugin::PluginDesc kDesc = {
     sy::gpu::kWeightDtypes, kKnownParams, &sy::gpu::make_backend,
     /*hybrid_ops=*/true,
     /*device_memory=*/true,
+    /*load_check=*/nullptr,
+    /*kv_dtypes=*/sy::gpu::kKvDtypes,
 };
 
 sy_status create_thunk(const sy_param* params, size_t n_params, sy_backend_t* out) {

@@ -23,6 +23,20 @@ void read_isolation(TableReader& r, const toml::table& t, Isolation& out) {
     r.fail(*n, "isolation", "must be \"in_process\" or \"process\", got '" + v + "'");
 }
 
+// [engine] kv_dtype: "f32" (exact, the default) or "f16" (half the KV memory and bandwidth).
+void read_kv_dtype(TableReader& r, const toml::table& t, uint32_t& out) {
+  std::string v;
+  r.read_string("kv_dtype", v);
+  const toml::node* n = t.get("kv_dtype");
+  if (!n) return;
+  if (v == "f32")
+    out = SY_DTYPE_F32;
+  else if (v == "f16")
+    out = SY_DTYPE_F16;
+  else
+    r.fail(*n, "kv_dtype", "must be \"f32\" or \"f16\", got '" + v + "'");
+}
+
 // [triage] plugin, force_full, light_experts and [triage.params]. A plugin is needed unless
 // the switch forces every request onto the full path.
 void read_triage(const std::string& origin, const toml::table& t, TriageConfig& out) {
@@ -99,6 +113,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_int("max_context", c.engine.max_context, 0, 1 << 24);
     r.read_bool("prefix_caching", c.engine.prefix_caching);
     r.read_bool("overlap", c.engine.overlap);
+    read_kv_dtype(r, *t, c.engine.kv_dtype);
     r.reject_unknown();
   }
   if (auto* t = table_at(origin, root, "sampling")) {

@@ -45,6 +45,7 @@ struct EngineConfig {
   uint32_t max_context = 0;       // 0: the model's context length
   bool prefix_caching = false;    // share KV blocks of equal prompt prefixes
   bool overlap = false;           // plan and prepare step N+1 while step N computes
+  uint32_t kv_dtype = SY_DTYPE_F32;  // KV cache element type: SY_DTYPE_F32 or SY_DTYPE_F16
 };
 
 struct SamplingDefaults {

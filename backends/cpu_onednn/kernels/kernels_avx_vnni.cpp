@@ -1,19 +1,20 @@
-// The avx_vnni kernel path (flags in CMakeLists.txt).
+// The avx_vnni kernel path (its instruction-set flags are in ../CMakeLists.txt).
+#include <immintrin.h>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#include <immintrin.h>
-
 #include "kernels.h"
 #include "switchyard/abi/types.h"
 
-#define SY_SIMD_VNNI 1
+#define SY_SIMD_VNNI 1  // vpdpwssd
 
 namespace sy::cpu_onednn::kernels {
 namespace avx_vnni {
-#include "kernels_impl.inc"
+// The vector layer first, then the kernels written over it.
 #include "simd_avx2.h"
+// (kept in this order)
+#include "kernels_impl.inc"
 }  // namespace avx_vnni
 
 const KernelTable& table_avx_vnni() {

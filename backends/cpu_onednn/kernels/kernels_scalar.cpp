@@ -1,4 +1,4 @@
-// The scalar kernel path (flags in CMakeLists.txt).
+// The scalar kernel path (its instruction-set flags are in ../CMakeLists.txt).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -8,8 +8,10 @@
 
 namespace sy::cpu_onednn::kernels {
 namespace scalar {
-#include "kernels_impl.inc"
+// The vector layer first, then the kernels written over it.
 #include "simd_scalar.h"
+// (kept in this order)
+#include "kernels_impl.inc"
 }  // namespace scalar
 
 const KernelTable& table_scalar() {
