@@ -50,12 +50,13 @@ struct Loaded {
   std::unique_ptr<sy::Backend> backend;
   std::unique_ptr<sy::model::Model> model;
   std::unique_ptr<sy::model::KvCache> cache;
-  Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64) {
+  Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64,
+         uint32_t kv_dtype = SY_DTYPE_F32) {
     file = sy::gguf::File::open(p);
     backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
     model = sy::model::load_model(*file, *backend);
     cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers, model->info().kv_row_width, 16,
-                                                 blocks);
+                                                 blocks, kv_dtype);
   }
   // All-position logits of one sequence, prefilled in one pass.
   std::vector<float> prefill(const std::vector<int32_t>& toks) {
