@@ -32,6 +32,24 @@ double nmse(const std::vector<float>& a, const std::vector<double>& ref) {
 }
 std::vector<double> widen(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
 
+// All-position logits of `toks` through the cache: n_prefill tokens in one pass, then one at a
+// time.
+std::vector<float> prefill_then_decode(Loaded& m, const std::vector<int32_t>& toks,
+                                       uint32_t n_prefill) {
+  std::vector<int32_t> blocks;
+  EXPECT_TRUE(m.cache->pool().allocate(m.cache->blocks_for(toks.size()), blocks));
+  sy::model::SeqInput first{toks.data(), n_prefill, 0, &blocks, true};
+  auto step = m.model->forward({first}, *m.cache, true);
+  std::vector<float> out(step.begin(), step.end());
+  for (uint32_t p = n_prefill; p < toks.size(); ++p) {
+    sy::model::SeqInput d{&toks[p], 1, p, &blocks, true};
+    step = m.model->forward({d}, *m.cache);
+    out.insert(out.end(), step.begin(), step.end());
+  }
+  m.cache->pool().release(blocks);
+  return out;
+}
+
 }  // namespace
 
 class LlamaAgainstNaive : public testing::TestWithParam<std::tuple<std::string, std::string, bool>> {};
@@ -81,17 +99,7 @@ TEST(LlamaModel, DecodingThroughTheCacheEqualsPrefill) {
     const uint32_t V = m.model->info().n_vocab;
     const auto toks = sample_tokens(35, int(V), 1);  // crosses two block boundaries
     const auto full = m.prefill(toks);
-    std::vector<int32_t> blocks;
-    ASSERT_TRUE(m.cache->pool().allocate(m.cache->blocks_for(toks.size()), blocks));
-    // 10 tokens of prefill, then one at a time.
-    sy::model::SeqInput first{toks.data(), 10, 0, &blocks, true};
-    auto step = m.model->forward({first}, *m.cache, true);
-    std::vector<float> inc(step.begin(), step.end());
-    for (uint32_t p = 10; p < toks.size(); ++p) {
-      sy::model::SeqInput d{&toks[p], 1, p, &blocks, true};
-      step = m.model->forward({d}, *m.cache);
-      inc.insert(inc.end(), step.begin(), step.end());
-    }
+    const auto inc = prefill_then_decode(m, toks, 10);
     ASSERT_EQ(inc.size(), full.size());
     EXPECT_LT(nmse(inc, widen(full)), 1e-10) << backend;
   }
@@ -101,23 +109,14 @@ TEST(LlamaModel, DecodingThroughTheCacheEqualsPrefill) {
 // cache within the F32 tolerance (both read the same rounded values), decode through the cache
 // equal to prefill, and the F16 cache within F16 rounding of the exact F32 one.
 TEST(LlamaModel, F16KvCacheAgreesAcrossBackendsAndStaysCloseToF32) {
-  const auto toks = sample_tokens(40, int(Loaded(model_file("f32"), "cpu_ref").model->info().n_vocab), 3);
+  const auto toks =
+      sample_tokens(40, int(Loaded(model_file("f32"), "cpu_ref").model->info().n_vocab), 3);
   std::vector<float> logits[2];
   for (int b = 0; b < 2; ++b) {
     Loaded m(model_file("f32"), b ? "cpu_ref" : "cpu_onednn", 64, SY_DTYPE_F16);
     ASSERT_EQ(m.cache->k(0).dtype, (uint32_t)SY_DTYPE_F16);
     logits[b] = m.prefill(toks);
-    // Decode through the F16 cache: 10 tokens of prefill, then one at a time.
-    std::vector<int32_t> blocks;
-    ASSERT_TRUE(m.cache->pool().allocate(m.cache->blocks_for(toks.size()), blocks));
-    sy::model::SeqInput first{toks.data(), 10, 0, &blocks, true};
-    auto step = m.model->forward({first}, *m.cache, true);
-    std::vector<float> inc(step.begin(), step.end());
-    for (uint32_t p = 10; p < toks.size(); ++p) {
-      sy::model::SeqInput d{&toks[p], 1, p, &blocks, true};
-      step = m.model->forward({d}, *m.cache);
-      inc.insert(inc.end(), step.begin(), step.end());
-    }
+    const auto inc = prefill_then_decode(m, toks, 10);  // through the F16 cache
     EXPECT_LT(nmse(inc, widen(logits[b])), 1e-10) << (b ? "cpu_ref" : "cpu_onednn");
   }
   EXPECT_LT(nmse(logits[0], widen(logits[1])), 1e-8);
@@ -137,8 +136,9 @@ TEST(LlamaModel, F16KvCacheRefusedOnABackendWithoutIt) {
     sy::model::KvCache cache(b, 2, 64, 16, 8, SY_DTYPE_F16);
     FAIL() << "an F16 cache was built";
   } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(),
-                 "backend ref_no_hybrid does not support an F16 KV cache ([engine] kv_dtype = \"f16\")");
+    EXPECT_STREQ(
+        e.what(),
+        "backend ref_no_hybrid does not support an F16 KV cache ([engine] kv_dtype = \"f16\")");
   }
 }
 

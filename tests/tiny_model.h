@@ -55,8 +55,8 @@ struct Loaded {
     file = sy::gguf::File::open(p);
     backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
     model = sy::model::load_model(*file, *backend);
-    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers, model->info().kv_row_width, 16,
-                                                 blocks, kv_dtype);
+    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,
+                                                 model->info().kv_row_width, 16, blocks, kv_dtype);
   }
   // All-position logits of one sequence, prefilled in one pass.
   std::vector<float> prefill(const std::vector<int32_t>& toks) {

@@ -238,8 +238,13 @@ sy_backend_iface gated_iface() {
 const char* const kKnownParams[] = {"device", nullptr};
 
 const sy::plugin::PluginDesc kDesc = {
-    SY_GPU_PLUGIN_NAME,     "0.1.0",      SY_GPU_DESCRIPTION,     SY_CAP_ASYNC,
-    sy::gpu::kWeightDtypes, kKnownParams, &sy::gpu::make_backend,
+    SY_GPU_PLUGIN_NAME,
+    "0.1.0",
+    SY_GPU_DESCRIPTION,
+    SY_CAP_ASYNC,
+    sy::gpu::kWeightDtypes,
+    kKnownParams,
+    &sy::gpu::make_backend,
     /*hybrid_ops=*/true,
     /*device_memory=*/true,
     /*load_check=*/nullptr,

@@ -146,7 +146,7 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
   for (uint32_t i = 0; i < steps; ++i) d.flops += flops_per_token(m.shape, len + i, true) / steps;
   const auto& info = m.model->info();
   const double kv = double(kv_bytes_per_token(m.shape, model::kv_elem_bytes(m.cache->dtype()))) *
-                        (len + steps / 2.0),
+                    (len + steps / 2.0),
                st = 2.0 * info.state_bytes_per_seq;
   double expert_bytes = 0;
   for (const auto& t : m.file->tensors())

@@ -2,39 +2,37 @@
 
 #include <toml++/toml.h>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 #include "config/toml_reader.h"
 
 namespace sy {
 namespace {
 
-// [scheduler] isolation = "in_process" | "process".
-void read_isolation(TableReader& r, const toml::table& t, Isolation& out) {
+// A string key that must be one of `choices`: out = its value; absent leaves out as is.
+template <class T>
+void read_choice(TableReader& r, const toml::table& t, const char* key,
+                 std::initializer_list<std::pair<const char*, T>> choices, T& out) {
   std::string v;
-  r.read_string("isolation", v);
-  const toml::node* n = t.get("isolation");
+  r.read_string(key, v);
+  const toml::node* n = t.get(key);
   if (!n) return;
-  if (v == "in_process")
-    out = Isolation::in_process;
-  else if (v == "process")
-    out = Isolation::process;
-  else
-    r.fail(*n, "isolation", "must be \"in_process\" or \"process\", got '" + v + "'");
-}
-
-// [engine] kv_dtype: "f32" (exact, the default) or "f16" (half the KV memory and bandwidth).
-void read_kv_dtype(TableReader& r, const toml::table& t, uint32_t& out) {
-  std::string v;
-  r.read_string("kv_dtype", v);
-  const toml::node* n = t.get("kv_dtype");
-  if (!n) return;
-  if (v == "f32")
-    out = SY_DTYPE_F32;
-  else if (v == "f16")
-    out = SY_DTYPE_F16;
-  else
-    r.fail(*n, "kv_dtype", "must be \"f32\" or \"f16\", got '" + v + "'");
+  std::string names;
+  size_t i = 0;
+  for (const auto& [name, value] : choices) {
+    if (v == name) {
+      out = value;
+      return;
+    }
+    names += std::string(i == 0                    ? ""
+                         : i + 1 == choices.size() ? " or "
+                                                   : ", ") +
+             "\"" + name + "\"";
+    ++i;
+  }
+  r.fail(*n, key, "must be " + names + ", got '" + v + "'");
 }
 
 // [triage] plugin, force_full, light_experts and [triage.params]. A plugin is needed unless
@@ -97,7 +95,10 @@ Config parse_config(const toml::table& root, const std::string& origin) {
       throw ConfigError(origin + ":1:1: " + key + ": required table [" + key + "] is missing");
     TableReader r(origin, *t, std::string(key) + ".");
     r.read_string("plugin", choice->plugin, true);
-    if (choice == &c.scheduler) read_isolation(r, *t, choice->isolation);
+    if (choice == &c.scheduler)
+      read_choice(r, *t, "isolation",
+                  {std::pair{"in_process", Isolation::in_process}, {"process", Isolation::process}},
+                  choice->isolation);
     if (choice == &c.backend) {
       r.read_string("fallback", choice->fallback);
       r.read_bool("require_device", choice->require_device);
@@ -113,7 +114,10 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_int("max_context", c.engine.max_context, 0, 1 << 24);
     r.read_bool("prefix_caching", c.engine.prefix_caching);
     r.read_bool("overlap", c.engine.overlap);
-    read_kv_dtype(r, *t, c.engine.kv_dtype);
+    // "f16": half the KV memory and bandwidth; "f32" stays the exact default.
+    read_choice(r, *t, "kv_dtype",
+                {std::pair{"f32", (uint32_t)SY_DTYPE_F32}, {"f16", (uint32_t)SY_DTYPE_F16}},
+                c.engine.kv_dtype);
     r.reject_unknown();
   }
   if (auto* t = table_at(origin, root, "sampling")) {

@@ -1,24 +1,5 @@
-// The avx_vnni kernel path (its instruction-set flags are in ../CMakeLists.txt).
-#include <immintrin.h>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-
-#include "kernels.h"
-#include "switchyard/abi/types.h"
-
-#define SY_SIMD_VNNI 1  // vpdpwssd
-
-namespace sy::cpu_onednn::kernels {
-namespace avx_vnni {
-// The vector layer first, then the kernels written over it.
-#include "simd_avx2.h"
-// (kept in this order)
-#include "kernels_impl.inc"
-}  // namespace avx_vnni
-
-const KernelTable& table_avx_vnni() {
-  return avx_vnni::table(CpuPath::avx_vnni);
-}
-
-}  // namespace sy::cpu_onednn::kernels
+// The avx_vnni kernel path: AVX2 with AVX-VNNI's vpdpwssd, for CPUs without AVX-512.
+#define SY_SIMD_VNNI 1
+#define SY_KERNEL_PATH avx_vnni
+#define SY_SIMD_HEADER "simd_avx2.h"
+#include "kernel_path.inc"

@@ -1,7 +1,7 @@
 // The AVX2/FMA/F16C vector layer of the dispatched kernels (8 floats per vector). Include only
 // from a kernel file built with -mavx2 -mfma -mf16c, inside that file's path namespace.
 // SY_SIMD_VNNI (with -mavxvnni) selects AVX-VNNI's vpdpwssd for the int16 dot product.
-#pragma once
+// No include guard: included once per path namespace, by design.
 
 struct Simd {
   static constexpr int kF = 8;     // floats (and int32 lanes) per vector

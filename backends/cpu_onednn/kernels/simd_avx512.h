@@ -1,7 +1,7 @@
 // The AVX-512 F/BW/VL vector layer of the dispatched kernels (16 floats per vector). Include
 // only from a kernel file built with the AVX-512 flags, inside that file's path namespace.
 // SY_SIMD_VNNI selects vpdpwssd for the int16 dot product.
-#pragma once
+// No include guard: included once per path namespace, by design.
 
 struct Simd {
   static constexpr int kF = 16;
@@ -20,24 +20,8 @@ struct Simd {
   static F max(F a, F b) { return _mm512_max_ps(a, b); }
   static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F abs(F a) { return _mm512_abs_ps(a); }
-  // Lanes 8..15 (a shuffle: GCC 12 warns spuriously on _mm512_extractf64x4_pd).
-  static __m256 upper_half(F v) {
-    return _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-  }
-  static float hsum(F v) {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), upper_half(v));
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
-  static float hmax(F v) {
-    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), upper_half(v));
-    __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_max_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
+  static float hsum(F v) { return _mm512_reduce_add_ps(v); }
+  static float hmax(F v) { return _mm512_reduce_max_ps(v); }
 
   static F load_f16(const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));

@@ -1,7 +1,7 @@
 // The portable layer of the dispatched kernels: the vector interface of simd_avx2.h over plain
 // arrays of 8 lanes, so the same kernel source runs on any x86-64 (and is the path every other
 // one is tested against). Include inside the scalar kernel file's path namespace.
-#pragma once
+// No include guard: included once per path namespace, by design.
 
 struct Simd {
   static constexpr int kF = 8;
@@ -66,44 +66,8 @@ struct Simd {
     return m;
   }
 
-  static float f16_scalar(uint16_t h) {
-    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, bits;
-    if (exp == 0 && mant == 0) {
-      bits = sign;
-    } else if (exp == 0) {  // subnormal: renormalise
-      exp = 127 - 15 + 1;
-      while ((mant & 0x400u) == 0) mant <<= 1, --exp;
-      bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-    } else if (exp == 31) {
-      bits = sign | 0x7f800000u | (mant << 13);
-    } else {
-      bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  static uint16_t f16_from(float f) {  // round to nearest even, as the F16C instruction does
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    const uint32_t sign = (x >> 16) & 0x8000u, absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
-    if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
-    if (absx < 0x38800000u) {
-      if (absx < 0x33000000u) return (uint16_t)sign;
-      const uint32_t e = absx >> 23, m = (absx & 0x7fffffu) | 0x800000u, shift = 126 - e;
-      const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-      uint32_t q = m >> shift;
-      if (rem > half || (rem == half && (q & 1u))) ++q;
-      return (uint16_t)(sign | q);
-    }
-    uint32_t r = absx - 0x38000000u;
-    const uint32_t rem = r & 0x1fffu;
-    r >>= 13;
-    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
-    return (uint16_t)(sign | r);
-  }
+  static float f16_scalar(uint16_t h) { return ::sy::dtype::f16_to_f32(h); }
+  static uint16_t f16_from(float f) { return ::sy::dtype::f32_to_f16(f); }  // nearest even
   static F load_f16(const uint16_t* p) {
     F r;
     for (int l = 0; l < kF; ++l) r.v[l] = f16_scalar(p[l]);
