@@ -2,6 +2,8 @@
 // tokens of one sequence times the query heads of one KV head; it walks the sequence's keys in
 // tiles gathered from the paged cache (F32 or F16) into contiguous F32 scratch, and the path's
 // tile kernel keeps an online softmax, so no score row of the full context is ever stored.
+// A one-token item (decode) reads the cache in place instead: its few rows cannot pay for the
+// gather and transpose of every key tile.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -52,9 +54,14 @@ void OnednnBackend::attention(const AttentionOp& op) {
       for (int64_t h = 0; h < n_kv; ++h)
         attn_items_.push_back({s, t0, std::min(tile_tokens, e - t0), h});
   }
-  // Per thread: q tile, K^T tile, V tile, scores, o, then corr, m, l and a converted key row.
-  const int64_t floats =
-      max_rows * dp + dp * bk + bk * dp + max_rows * bk + max_rows * dp + 3 * max_rows + dp;
+  // Per thread: q tile, K^T tile, V tile, scores, o, then corr, m, l and a converted key row;
+  // a decode item (one token) instead keeps its group's scores over every key it sees.
+  int64_t decode_keys = 0;
+  for (const AttnItem& w : attn_items_)
+    if (w.count == 1) decode_keys = std::max<int64_t>(decode_keys, op.token_pos[w.t0] + 1);
+  const int64_t floats = std::max(
+      max_rows * dp + dp * bk + bk * dp + max_rows * bk + max_rows * dp + 3 * max_rows + dp,
+      max_rows * dp + group * decode_keys);
   attn_scratch_.resize((size_t)(threads_ * floats));
   attn_valid_.resize((size_t)(threads_ * max_rows));
 
@@ -73,6 +80,26 @@ void OnednnBackend::attention(const AttentionOp& op) {
     int32_t* valid = attn_valid_.data() + thread * max_rows;
     const int32_t* table = op.block_tables + (size_t)w.seq * op.max_blocks_per_seq;
     const int64_t kv_off = w.kv_head * d;
+
+    if (w.count == 1) {  // decode: the group's heads are contiguous in q and out
+      const int64_t h0 = (w.t0 * n_head + w.kv_head * group) * d;
+      for (int64_t i = 0; i < rows * d; ++i) q[i] = op.q.f32()[h0 + i] * op.scale;
+      const kernels::AttnDecodeArgs a{rows,
+                                      d,
+                                      q,
+                                      op.k_cache.data,
+                                      op.v_cache.data,
+                                      f16,
+                                      width,
+                                      kv_off,
+                                      table,
+                                      bs,
+                                      op.token_pos[w.t0] + 1,
+                                      q + max_rows * dp,
+                                      op.out.f32() + h0};
+      kernels_.attn_decode(a);
+      return;
+    }
 
     int64_t last = 0;  // the latest position any row attends to
     for (int64_t i = 0; i < w.count; ++i) last = std::max<int64_t>(last, op.token_pos[w.t0 + i]);

@@ -57,6 +57,22 @@ struct AttnTileArgs {
   float* o;     // rows x dp: running output (start at 0); divide by l at the end
 };
 
+// Attention of one decoding token's query heads that share a KV head (rows = the group) over
+// keys [0, n_keys), read straight from the paged cache (no tile gather: the rows are too few to
+// pay for one). Two passes over the keys: scores (kept in scratch), then the weighted values.
+struct AttnDecodeArgs {
+  int64_t rows, d;
+  const float* q;       // rows x d, already multiplied by the softmax scale
+  const void* k_cache;  // F32 or F16 rows of `width` values, slot s at row s
+  const void* v_cache;
+  bool f16;               // the caches' dtype
+  int64_t width, kv_off;  // cache row width; this KV head's first column
+  const int32_t* table;   // the sequence's block table
+  int64_t block_size, n_keys;
+  float* s;    // scratch: rows x n_keys
+  float* out;  // rows x d
+};
+
 struct KernelTable {
   CpuPath path;
   // Quantizes m rows of k values (k % kActBlock == 0) into q (m * k) and d (m * k / kActBlock).
@@ -69,6 +85,7 @@ struct KernelTable {
   int vec_floats;  // the path's vector width: head dims are padded to a multiple of it
   int attn_keys;   // keys per attention tile
   void (*attn_tile)(const AttnTileArgs& a);
+  void (*attn_decode)(const AttnDecodeArgs& a);
 
   // The entry for a weight dtype, or nullptr (the caller then dequantises for the GEMM).
   const GemvEntry* find_gemv(uint32_t dtype) const;
