@@ -10,8 +10,15 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libdnnl-dev ocl-icd-opencl-dev libboost-dev libboost-filesystem-dev libtomlplusplus-dev \
   libspdlog-dev libfmt-dev libgtest-dev \
   abigail-tools >/dev/null  # abidw/abidiff for scripts/abi-check.sh; dnnl-config.cmake needs OpenCL (its GPU runtime)
+# The Unicode Character Database that core/text/unicode_table.cpp is generated from (checked by
+# the unicode_table_current test; scripts/gen-unicode-table.py regenerates it).
+$SUDO apt-get install -y -qq --no-install-recommends unicode-data python3 >/dev/null
 # `switchyard serve`: the HTTP server (cpp-httplib, a compiled library in Debian) and JSON.
 $SUDO apt-get install -y -qq --no-install-recommends libcpp-httplib-dev nlohmann-json3-dev >/dev/null
+# Scale-out: KV cache events over ZeroMQ with msgpack (vLLM's wire format), and the parts of
+# scripts/cluster.sh and its test: HAProxy, Prometheus (and promtool), curl.
+$SUDO apt-get install -y -qq --no-install-recommends libzmq3-dev cppzmq-dev libmsgpack-cxx-dev \
+  haproxy prometheus curl >/dev/null
 # The hip backend plugin: hipcc (Debian's clang 15 with the ROCm device libraries) and the HIP
 # runtime, 66 MB to download (353 MB installed). The cuda plugin builds with the CUDA toolkit in
 # /usr/local/cuda, which apt does not install.

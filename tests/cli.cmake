@@ -40,3 +40,13 @@ set_tests_properties(cli_plugins_cpu_path PROPERTIES ENVIRONMENT SWITCHYARD_CPU_
 add_test(NAME cli_plugins_cpu_path_unknown COMMAND ${SY_CLI} plugins)
 set_tests_properties(cli_plugins_cpu_path_unknown PROPERTIES ENVIRONMENT SWITCHYARD_CPU_KERNELS=avx9000
   PASS_REGULAR_EXPRESSION "refused .*switchyard_backend_cpu_onednn.so: init failed \\(status 7\\): cpu_onednn: SWITCHYARD_CPU_KERNELS=avx9000: unknown path")
+# `switchyard tokenize` over llama.cpp's reference vocabularies, one process per test string.
+switchyard_add_test(test_cli_tokenize SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_tokenize.cpp
+  LIBS switchyard_gguf)
+target_compile_definitions(test_cli_tokenize PRIVATE SWITCHYARD_CLI="$<TARGET_FILE:switchyard>")
+add_dependencies(test_cli_tokenize switchyard)
+# switchyard eval against an in-process forward (runs the binary from the test).
+switchyard_add_test(test_cli_eval SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_eval.cpp
+  LIBS switchyard_core)
+target_compile_definitions(test_cli_eval PRIVATE SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
+add_dependencies(test_cli_eval switchyard switchyard_backend_cpu_ref)

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "dtype_util.h"
 #include "gguf/gguf.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::test {
 

@@ -8,6 +8,8 @@
 #include "host/capabilities.h"
 #include "host/plugin_host.h"
 #include "host/scheduler.h"
+#include "llama_variant.h"
+#include "model/model.h"
 #include "sched_harness.h"
 
 namespace fs = std::filesystem;
@@ -51,7 +53,7 @@ TEST(AbiTable, EachMinorNeedsTheMembersItWasReleasedWith) {
   EXPECT_EQ(sy::min_table_size(SY_PLUGIN_BACKEND, 1),
             offsetof(sy_backend_iface, estimate_step_ns) + sizeof(void*));
   EXPECT_EQ(sy::min_table_size(SY_PLUGIN_SCHEDULER, 0), 8 + 4 * sizeof(void*));  // create..plan
-  EXPECT_EQ(sy::min_table_size(SY_PLUGIN_ROUTER, 2), 8 + 4 * sizeof(void*));  // create..route
+  EXPECT_EQ(sy::min_table_size(SY_PLUGIN_ROUTER, 2), 8 + 4 * sizeof(void*));     // create..route
 }
 
 TEST(AbiCompat, ShortTableForItsMinorIsRefused) {
@@ -126,6 +128,26 @@ TEST(AbiCompat, V1_0BackendAndSchedulerRunTheModelLikeTheCurrentOnes) {
   const auto all_old = run_with("v1_0_backend", old);
   EXPECT_EQ(all_old.tokens, want.tokens);
   EXPECT_EQ(all_old.invalid_plans, 0u);
+}
+
+// A file with biases, `.scale` tensors and RoPE frequency factors needs the 1.3 model ops; a 1.0
+// backend has no such slots and is refused naming them (a plain file runs on it, above).
+TEST(AbiCompat, V1_0BackendIsRefusedForAFileThatNeedsThe1_3Ops) {
+  sy::test::LlamaVariant v;
+  v.biases = v.scales = v.rope_freqs = true;
+  const fs::path p = fs::path(testing::TempDir()) / "sy-abi-1_3-ops.gguf";
+  sy::test::write_llama_variant(v, 5, p);
+  auto f = sy::gguf::File::open(p);
+  sy::Backend b(host().load(SY_PLUGIN_BACKEND, "v1_0_backend"), {});
+  try {
+    sy::model::load_model(*f, b);
+    FAIL() << "loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "backend v1_0_backend lacks ops the llama model needs: rope_ext, bias_scale");
+  }
+  sy::Backend current(host().load(SY_PLUGIN_BACKEND, "cpu_ref"), {});
+  EXPECT_NO_THROW(sy::model::load_model(*f, current));
 }
 
 TEST(Capabilities, NamesEveryKnownFlagAndShowsUnknownBits) {

@@ -1,11 +1,12 @@
 // Every backend op of every in-tree CPU backend against a naive reference written here (it
-// shares no code with the backends; weights are encoded with dtype_util but decoded here).
+// shares no code with the backends; weights are encoded with the dtype table's codecs but
+// decoded here, the block types by quant_oracle.h).
 //
 // Tolerances: an element passes when |got - ref| <= rtol * mag (+ a tiny absolute floor where
 // results underflow), where mag is the natural error scale of the op: sum |x_k * w_k| for dot
 // products, sum p_j |v_j| for attention, |ref| for element-wise ops. rtol is 1e-5 for F32
-// paths and 1e-4 for F16/BF16/Q8_0 weights (compared against the naive result computed on the
-// dequantised weights, so only accumulation order differs).
+// paths and 1e-4 for F16/BF16/quantised weights (compared against the naive result computed on
+// the dequantised weights, so only accumulation order differs).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,7 +22,9 @@
 #include <vector>
 
 #include "backend_fixture.h"
-#include "dtype_util.h"
+#include "quant_oracle.h"
+#include "rope_ext_args.h"
+#include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
@@ -32,7 +35,21 @@ constexpr double kF32Tol = 1e-5;
 constexpr double kQuantTol = 1e-4;
 constexpr double kTinyAbs = 1e-30;  // underflowed exponentials
 
-const uint32_t kWeightDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0};
+// Every weight type: the float types and ggml's block types (decoded by quant_oracle.h).
+const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,  SY_DTYPE_Q8_0,
+                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,  SY_DTYPE_Q5_1,
+                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,  SY_DTYPE_Q5_K,
+                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
+uint64_t mask_of_all_weight_dtypes() {
+  uint64_t m = 0;
+  for (uint32_t t : kWeightDtypes) m |= 1ull << t;
+  return m;
+}
+// Row lengths a matmul test uses for a type: whole blocks, several per row where it can.
+std::vector<int64_t> row_lengths(uint32_t dtype, std::vector<int64_t> for_small_blocks) {
+  if (sy::test::oracle::format(dtype).values == 256) return {256, 512};
+  return for_small_blocks;
+}
 
 struct Rng : sy::test::XorShiftRng {
   explicit Rng(uint64_t seed) : XorShiftRng(seed, 1) {}
@@ -73,8 +90,12 @@ std::vector<float> decode(uint32_t dtype, const uint8_t* p, int64_t k, int64_t n
         out[j] = f16((uint16_t)(block[0] | block[1] << 8)) * (float)(int8_t)block[2 + j % 32];
         break;
       }
+      default:  // the other block types: quant_oracle.h, whole rows at once below
+        break;
     }
   }
+  if (dtype != SY_DTYPE_Q8_0 && sy::test::oracle::is_block_type(dtype))
+    out = sy::test::oracle::decode(dtype, p, k * n);
   return out;
 }
 
@@ -301,9 +322,9 @@ TEST_P(BackendOps, EntryFillsInfoAndNegotiatesMinor) {
                          (const void*)iface->kv_store,     (const void*)iface->attention})
     EXPECT_NE(fn, nullptr);
   // The 1.1 hybrid ops are implemented too (tested in test_hybrid_ops.cpp).
-  for (const void* fn : {(const void*)iface->ssm_conv, (const void*)iface->ssm_scan,
-                         (const void*)iface->moe_gate, (const void*)iface->moe_matmul,
-                         (const void*)iface->moe_combine})
+  for (const void* fn :
+       {(const void*)iface->ssm_conv, (const void*)iface->ssm_scan, (const void*)iface->moe_gate,
+        (const void*)iface->moe_matmul, (const void*)iface->moe_combine})
     EXPECT_NE(fn, nullptr);
 }
 
@@ -346,8 +367,7 @@ TEST_P(BackendOps, DeviceInfo) {
   EXPECT_LT(strnlen(d.vendor, sizeof d.vendor), sizeof d.vendor);
   EXPECT_EQ(d.memory_total, (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE));
   EXPECT_GT(d.memory_free, 0u);
-  EXPECT_EQ(d.weight_dtypes, (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) |
-                                 (1ull << SY_DTYPE_BF16) | (1ull << SY_DTYPE_Q8_0));
+  EXPECT_EQ(d.weight_dtypes, mask_of_all_weight_dtypes());
 
   // A caller with a shorter struct only gets the fields it has room for.
   sy_device_info shortd;
@@ -449,7 +469,7 @@ class Matmul : public BackendOps {
 TEST_P(Matmul, AllWeightDtypesAndBatchSizes) {
   uint64_t seed = 10;
   for (uint32_t dtype : kWeightDtypes) {
-    std::vector<int64_t> ks = {64, 96, 256};
+    std::vector<int64_t> ks = row_lengths(dtype, {64, 96, 256});
     if (dtype == SY_DTYPE_F32) ks.push_back(70);
     for (int64_t k : ks)
       for (int64_t m : {1, 3, 37, 130}) run(dtype, m, k, 77, seed++);
@@ -457,9 +477,11 @@ TEST_P(Matmul, AllWeightDtypesAndBatchSizes) {
 }
 
 // Around the fused-kernel limit (M = 4 / 5) and with several dequantised panels.
+// The quantised types beyond Q8_0 share one dequantised-panel path: three of them stand in.
 TEST_P(Matmul, PanelBoundariesAndWideK) {
   uint64_t seed = 100;
-  for (uint32_t dtype : kWeightDtypes)
+  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0, SY_DTYPE_Q4_0,
+                         SY_DTYPE_Q4_K, SY_DTYPE_IQ4_XS})
     for (int64_t m : {2, 4, 5, 130}) run(dtype, m, 1024, 300, seed++);
 }
 
@@ -468,6 +490,8 @@ TEST_P(Matmul, SingleOutputAndSingleInput) {
   run(SY_DTYPE_F16, 2, 9, 1, 201);  // F16 rows of any length: the kernel's scalar tail
   run(SY_DTYPE_BF16, 6, 23, 3, 202);
   run(SY_DTYPE_Q8_0, 1, 32, 1, 203);
+  run(SY_DTYPE_Q4_K, 1, 256, 1, 204);  // one super-block
+  run(SY_DTYPE_IQ4_NL, 5, 32, 2, 205);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -476,8 +500,8 @@ TEST_P(Matmul, SingleOutputAndSingleInput) {
 TEST_P(BackendOps, GetRowsEveryDtype) {
   const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
   for (uint32_t dtype : kWeightDtypes) {
-    for (int64_t k : {64, 70}) {
-      if (dtype == SY_DTYPE_Q8_0 && k == 70) continue;
+    for (int64_t k : row_lengths(dtype, {64, 70})) {
+      if (k % sy::dtype::block_elems(dtype)) continue;
       SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " K=" + std::to_string(k));
       Rng rng(dtype * 31 + k);
       std::vector<uint8_t> table = encode(dtype, rng.vec(k * 50), k, 50);
@@ -551,6 +575,147 @@ TEST_P(BackendOps, RopeMatchesLlamaCppPairing) {
     const auto& want = mode == SY_ROPE_NORM ? norm : neox;
     EXPECT_TRUE(close(read(tx), want, std::vector<double>(6, 5.0), kF32Tol)) << "mode " << mode;
   }
+}
+
+// rope_ext's recipe written out once more, independently of the backends: ggml's F32 order.
+std::vector<float> rope_ext_f32(const std::vector<float>& x, int64_t head_dim, int64_t n_head,
+                                const std::vector<int32_t>& pos, const sy_rope_ext_args& a,
+                                const std::vector<float>& ff) {
+  std::vector<float> y = x;
+  const int half = int(a.n_rot / 2);
+  const float theta_scale = std::pow(a.freq_base, -2.0f / float(a.n_rot));
+  auto corr = [&](float beta) {
+    return float(a.n_rot) * std::log(float(a.n_ctx_orig) / (beta * 2 * float(M_PI))) /
+           (2 * std::log(a.freq_base));
+  };
+  const float lo = std::max(0.0f, std::floor(corr(a.beta_fast)));
+  const float hi = std::min(float(a.n_rot) - 1, std::ceil(corr(a.beta_slow)));
+  for (size_t t = 0; t < pos.size(); ++t) {
+    float theta = float(pos[t]);
+    for (int i = 0; i < half; ++i) {
+      const float e = theta / (ff.empty() ? 1.0f : ff[i]);
+      float th = a.freq_scale * e, m = a.attn_factor;
+      if (a.ext_factor != 0.0f) {
+        const float mix =
+            (1 - std::min(1.0f, std::max(0.0f, (float(i) - lo) / std::max(0.001f, hi - lo)))) *
+            a.ext_factor;
+        th = th * (1 - mix) + e * mix;
+        m *= 1.0f + 0.1f * std::log(1.0f / a.freq_scale);
+      }
+      const float c = std::cos(th) * m, sn = std::sin(th) * m;
+      for (int64_t h = 0; h < n_head; ++h) {
+        float* v = &y[(t * n_head + h) * head_dim];
+        const int i0 = a.mode == SY_ROPE_NEOX ? i : 2 * i,
+                  i1 = a.mode == SY_ROPE_NEOX ? i + half : 2 * i + 1;
+        const float p = v[i0], q = v[i1];
+        v[i0] = p * c - q * sn;
+        v[i1] = p * sn + q * c;
+      }
+      theta *= theta_scale;
+    }
+  }
+  return y;
+}
+
+using sy::test::rope_ext_args;
+
+// Small positions: the exact rotation (double angles) within F32 rounding. With frequency
+// factors 1 the op is the 1.0 rope times attn_factor.
+TEST_P(BackendOps, RopeExtWithoutFactorsIsTheScaledRotation) {
+  const int64_t head_dim = 64, n_head = 4;
+  const std::vector<int32_t> pos = {0, 1, 7, 23};
+  for (bool neox : {false, true}) {
+    Rng rng(31 + neox);
+    const std::vector<float> x = rng.vec(head_dim * n_head * pos.size());
+    auto ref = naive::rope(x, head_dim, n_head, pos, 48, 10000.0, 0.25, neox);
+    for (size_t i = 0; i < x.size(); ++i)
+      if ((int64_t)(i % head_dim) < 48) ref.ref[i] *= 1.25, ref.mag[i] *= 1.25;
+    sy_tensor tx = f32(x, {head_dim, n_head, (int64_t)pos.size()});
+    const auto a =
+        rope_ext_args(&tx, pos.data(), nullptr, 48, neox ? SY_ROPE_NEOX : SY_ROPE_NORM, 0);
+    ASSERT_EQ(api_->rope_ext(be_, &a), SY_OK) << error();
+    EXPECT_TRUE(close(read(tx), ref.ref, ref.mag, kF32Tol)) << (neox ? "NEOX" : "NORM");
+  }
+}
+
+// Large angles (a factor of 0.001 at position 3000: 3e6 radians, where one F32 ulp is 0.25 rad),
+// YaRN on and off: the backends compute ggml's F32 angles, as the recipe in backend.h says.
+TEST_P(BackendOps, RopeExtFollowsTheF32RecipeAtLargeAngles) {
+  const int64_t head_dim = 32, n_head = 3;
+  const std::vector<int32_t> pos = {0, 5, 700, 3000};
+  Rng rng(33);
+  const std::vector<float> x = rng.vec(head_dim * n_head * pos.size());
+  std::vector<float> ff = rng.vec(16, 0.5f, 8.0f);
+  ff[0] = 0.001f;
+  ff[3] = -0.002f;
+  for (uint32_t mode : {(uint32_t)SY_ROPE_NORM, (uint32_t)SY_ROPE_NEOX})
+    for (float ext : {0.0f, 1.0f}) {
+      SCOPED_TRACE("mode " + std::to_string(mode) + " ext " + std::to_string(ext));
+      sy_tensor tx = f32(x, {head_dim, n_head, (int64_t)pos.size()}), tf = f32(ff, {16});
+      const auto a = rope_ext_args(&tx, pos.data(), &tf, 32, mode, ext);
+      ASSERT_EQ(api_->rope_ext(be_, &a), SY_OK) << error();
+      const auto want = rope_ext_f32(x, head_dim, n_head, pos, a, ff);
+      std::vector<double> w(want.begin(), want.end()), mag(want.size());
+      for (size_t i = 0; i < x.size(); ++i) mag[i] = 5.0;  // |x| <= 1, |rotation| <= 1.25
+      EXPECT_TRUE(close(read(tx), w, mag, 1e-6));
+    }
+}
+
+TEST_P(BackendOps, BiasScaleBothOrdersWithAndWithoutBias) {
+  Rng rng(34);
+  const std::vector<float> x = rng.vec(37 * 3, -5, 5), bias = rng.vec(37, -1, 1);
+  for (uint32_t order : {(uint32_t)SY_SCALE_THEN_BIAS, (uint32_t)SY_BIAS_THEN_SCALE})
+    for (int variant = 0; variant < 3; ++variant) {  // bias and y distinct, bias in place, no bias
+      SCOPED_TRACE("order " + std::to_string(order) + " variant " + std::to_string(variant));
+      sy_tensor tx = f32(x, {37, 3}), tb = f32(bias, {37}),
+                ty = f32(std::vector<float>(111), {37, 3});
+      const sy_tensor& y = variant == 0 ? ty : tx;
+      const sy_bias_scale_args a{sizeof a, order, &tx, variant == 2 ? nullptr : &tb, &y, -0.75f, 0};
+      ASSERT_EQ(api_->bias_scale(be_, &a), SY_OK) << error();
+      std::vector<double> want(111), mag(111);
+      for (int i = 0; i < 111; ++i) {
+        const double b = variant == 2 ? 0.0 : bias[i % 37];
+        want[i] = order == SY_BIAS_THEN_SCALE ? (x[i] + b) * -0.75 : x[i] * -0.75 + b;
+        mag[i] = std::fabs(x[i]) + std::fabs(b);
+      }
+      EXPECT_TRUE(close(read(y), want, mag, kF32Tol));
+    }
+}
+
+TEST_P(BackendOps, ModelOpsRefuseBadArguments) {
+  sy_tensor x = f32(std::vector<float>(37 * 2), {37, 2}), b10 = f32(std::vector<float>(10), {10});
+  sy_bias_scale_args bs{sizeof bs, 7, &x, nullptr, &x, 1.0f, 0};
+  EXPECT_EQ(api_->bias_scale(be_, &bs), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(error(), "bias_scale: order 7 is not a sy_bias_scale_order");
+  bs.order = SY_SCALE_THEN_BIAS;
+  bs.bias = &b10;
+  EXPECT_EQ(api_->bias_scale(be_, &bs), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(error(), "bias_scale: bias has ne[0]=10 but x has ne[0]=37");
+  bs.bias = nullptr;
+  bs.scale = INFINITY;
+  EXPECT_EQ(api_->bias_scale(be_, &bs), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(error(), "bias_scale: scale=inf must be finite");
+
+  const std::vector<int32_t> pos = {0, 1};
+  sy_tensor heads = f32(std::vector<float>(16 * 2 * 2), {16, 2, 2}),
+            ff3 = f32(std::vector<float>(3, 1.0f), {3});
+  auto a = rope_ext_args(&heads, pos.data(), &ff3, 8, SY_ROPE_NORM, 0);
+  EXPECT_EQ(api_->rope_ext(be_, &a), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(error(), "rope_ext: freq_factors has ne[0]=3, expected 4");
+  a = rope_ext_args(&heads, pos.data(), nullptr, 8, SY_ROPE_NORM, 1.0f);
+  a.n_ctx_orig = 0;
+  EXPECT_EQ(api_->rope_ext(be_, &a), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(
+      error(),
+      "rope_ext: YaRN (ext_factor=1) needs n_ctx_orig, beta_fast and beta_slow > 0, got 0, 32, 1");
+  a = rope_ext_args(&heads, pos.data(), nullptr, 18, SY_ROPE_NORM, 0);
+  EXPECT_EQ(api_->rope_ext(be_, &a), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(error(), "rope_ext: n_rot=18 must be even, positive and at most head_dim=16");
+  a.n_rot = 8;
+  a.struct_size = 8;
+  EXPECT_EQ(api_->rope_ext(be_, &a), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(error(), "rope_ext: args has struct_size 8, expected at least " +
+                         std::to_string(sizeof(sy_rope_ext_args)));
 }
 
 TEST_P(BackendOps, AddAndSwigluWithAliasing) {
@@ -773,8 +938,8 @@ TEST_P(BackendOps, ValidationErrors) {
   x_small.struct_size = 8;
   sy_tensor x_misaligned = tensor(SY_DTYPE_F32, big, 2, {64, 2});
   sy_tensor w_past_end = tensor(SY_DTYPE_F32, w64.buffer, 64, {64, 10});
-  sy_tensor w_dtype2 = w64, w_i32 = w64;
-  w_dtype2.dtype = 2;
+  sy_tensor w_unknown = w64, w_i32 = w64;
+  w_unknown.dtype = 16;  // IQ2_XXS: a ggml type no backend implements
   w_i32.dtype = SY_DTYPE_I32;
   sy_tensor y_wide = f32(std::vector<float>(22), {11, 2});
   sy_tensor y_rows3 = f32(std::vector<float>(30), {10, 3});
@@ -787,8 +952,8 @@ TEST_P(BackendOps, ValidationErrors) {
   const std::vector<ErrorCase> cases = {
       {"K mismatch", SY_ERR_INVALID_ARG, "matmul: x has ne[0]=64 but w has ne[0]=32",
        [&] { return A.matmul(be, &x, &w, &y); }},
-      {"weight dtype", SY_ERR_UNSUPPORTED, "matmul: weight dtype 2 not supported",
-       [&] { return A.matmul(be, &x, &w_dtype2, &y); }},
+      {"weight dtype", SY_ERR_UNSUPPORTED, "matmul: weight dtype 16 not supported",
+       [&] { return A.matmul(be, &x, &w_unknown, &y); }},
       {"I32 weight", SY_ERR_UNSUPPORTED, "matmul: weight dtype 26 not supported",
        [&] { return A.matmul(be, &x, &w_i32, &y); }},
       {"y width", SY_ERR_INVALID_ARG, "matmul: y has ne[0]=11 but w has ne[1]=10",

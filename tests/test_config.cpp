@@ -106,8 +106,11 @@ TEST(Config, RangeAndEnumChecks) {
   EXPECT_EQ(sy::parse_config(base + "[engine]\nkv_dtype = \"f16\"\n", "ok.toml").engine.kv_dtype,
             (uint32_t)SY_DTYPE_F16);
   EXPECT_EQ(sy::parse_config(base, "ok.toml").engine.kv_dtype, (uint32_t)SY_DTYPE_F32);
-  EXPECT_EQ(error_of("[model]\npath = \"m\"\ndtype = \"q4\"\n"),
-            "bad.toml:3:9: model.dtype: must be f32, f16, bf16 or q8_0, got 'q4'");
+  EXPECT_EQ(
+      error_of("[model]\npath = \"m\"\ndtype = \"q4\"\n"),
+      "bad.toml:3:9: model.dtype: must be one of f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, "
+      "q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs, "
+      "got 'q4'");
   EXPECT_EQ(error_of(base + "[scheduler.extra]\nx = 1\n"),
             "bad.toml:7:1: scheduler.extra: plugin parameters must be scalars, got table");
 }

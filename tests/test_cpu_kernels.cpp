@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "backend_fixture.h"
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {

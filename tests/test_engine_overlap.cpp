@@ -32,14 +32,16 @@ sy::test::EngineRun make_run(const std::string& scheduler, bool overlap) {
   return run;
 }
 
-// Each output cut after its first `eos`, as a stopping engine must return it.
-Tokens cut_at(const Tokens& full, int32_t eos, int* n_cut) {
+// Each output cut after its first token of the `eos` set, as a stopping engine must return it;
+// cuts[i] counts the outputs eos[i] cut.
+Tokens cut_at(const Tokens& full, const std::vector<int32_t>& eos, std::vector<int>* cuts) {
   Tokens out = full;
+  cuts->assign(eos.size(), 0);
   for (auto& o : out) {
-    auto it = std::find(o.begin(), o.end(), eos);
+    auto it = std::find_first_of(o.begin(), o.end(), eos.begin(), eos.end());
     if (it != o.end() && it + 1 != o.end()) {
+      ++(*cuts)[std::find(eos.begin(), eos.end(), *it) - eos.begin()];
       o.erase(it + 1, o.end());
-      ++*n_cut;
     }
   }
   return out;
@@ -59,11 +61,13 @@ TEST_P(OverlapEquivalence, SameTokensAsTheSynchronousEngine) {
 TEST_P(OverlapEquivalence, EndOfSequenceStopsDropThePlannedDecode) {
   auto full = make_run(GetParam(), false);
   const Tokens free_running = full.run(sy::test::chunked_prefix_workload());
-  // A token request 0 produces early: every request stops at its first occurrence.
-  const int32_t eos = free_running[0][3];
-  int n_cut = 0;
-  const Tokens want = cut_at(free_running, eos, &n_cut);
-  ASSERT_GT(n_cut, 0);
+  // Tokens requests 0 and 1 produce early, as an end-of-generation set (eos, eot, eom): every
+  // request stops at its first token of the set, and each of the two stops some request.
+  const std::vector<int32_t> eos = {free_running[0][3], free_running[1][2]};
+  std::vector<int> cuts;
+  const Tokens want = cut_at(free_running, eos, &cuts);
+  ASSERT_GT(cuts[0], 0);
+  ASSERT_GT(cuts[1], 0);
   const double dropped0 = counter("overlap_dropped_entries");
   for (bool overlap : {false, true}) {
     auto run = make_run(GetParam(), overlap);

@@ -28,6 +28,10 @@ using sy::gguf::ValueType;
 using sy::gguf::Writer;
 
 constexpr uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kI32 = 26, kBF16 = 30;
+// Every type the reader accepts, as a refusal lists them.
+#define kSupportedTypes                                                                          \
+  "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, " \
+  "I32"
 constexpr uint32_t kTypeU32 = 4, kTypeString = 8, kTypeArray = 9, kTypeU64 = 10;
 
 // Little-endian byte builder for hand-crafted files.
@@ -717,10 +721,15 @@ TEST(GgufReject, BadDims) {
 }
 
 TEST(GgufReject, BadTensorType) {
-  EXPECT_EQ(Reject(Bytes().header(1, 0).tensor("w", {32}, 2, 0).align(32).zeros(32).b),
-            E(Errc::bad_tensor_type, "t.gguf: bad_tensor_type: tensor 'w' type 2 unknown"));
+  // A type ggml has but Switchyard does not implement is named; the refusal lists what is.
+  EXPECT_EQ(Reject(Bytes().header(1, 0).tensor("w", {256}, 16, 0).align(32).zeros(66).b),
+            E(Errc::bad_tensor_type,
+              "t.gguf: bad_tensor_type: tensor 'w' type 16 (IQ2_XXS) is not supported; "
+              "supported types: " kSupportedTypes));
   EXPECT_EQ(Reject(Bytes().header(1, 0).tensor("w", {4}, 1000, 0).align(32).zeros(32).b),
-            E(Errc::bad_tensor_type, "t.gguf: bad_tensor_type: tensor 'w' type 1000 unknown"));
+            E(Errc::bad_tensor_type,
+              "t.gguf: bad_tensor_type: tensor 'w' type 1000 is unknown; supported "
+              "types: " kSupportedTypes));
   EXPECT_EQ(Reject(Bytes().header(1, 0).tensor("w", {33}, kQ8_0, 0).align(32).zeros(64).b),
             E(Errc::bad_tensor_type,
               "t.gguf: bad_tensor_type: tensor 'w' ne[0] = 33 is not a "
@@ -820,8 +829,10 @@ TEST(GgufWriter, RefusesWhatTheReaderWould) {
               w.add_tensor("w", kF32, {4, 0}, d.data(), 0);
             }),
             E(Errc::bad_dims, "Writer: bad_dims: tensor 'w' ne[1] = 0, must be >= 1"));
-  EXPECT_EQ(Thrown([&] { w.add_tensor("w", 2, {32}, d.data(), 18); }),
-            E(Errc::bad_tensor_type, "Writer: bad_tensor_type: tensor 'w' type 2 unknown"));
+  EXPECT_EQ(Thrown([&] { w.add_tensor("w", 15, {256}, d.data(), 292); }),
+            E(Errc::bad_tensor_type,
+              "Writer: bad_tensor_type: tensor 'w' type 15 (Q8_K) is not supported; supported "
+              "types: " kSupportedTypes));
   EXPECT_EQ(Thrown([&] { w.add_tensor("w", kQ8_0, {16}, d.data(), 17); }),
             E(Errc::bad_tensor_type,
               "Writer: bad_tensor_type: tensor 'w' ne[0] = 16 is not a "

@@ -86,17 +86,21 @@ class GpuModel : public ::testing::TestWithParam<std::string> {
   }
   void expect_agrees(const std::string& preset, const std::string& dtype, uint32_t n_prefill,
                      uint32_t n_total) {
-    SCOPED_TRACE(preset + " " + dtype);
-    Loaded gpu(model_file(preset, dtype), GetParam()), ref(model_file(preset, dtype), "cpu_ref");
+    expect_agrees(model_file(preset, dtype), preset + " " + dtype, n_prefill, n_total, 259);
+  }
+  void expect_agrees(const fs::path& file, const std::string& what, uint32_t n_prefill,
+                     uint32_t n_total, int32_t n_vocab) {
+    SCOPED_TRACE(what);
+    Loaded gpu(file, GetParam()), ref(file, "cpu_ref");
     std::vector<int32_t> toks(n_total);
-    for (uint32_t i = 0; i < n_total; ++i) toks[i] = (int32_t)((i * 37 + 5) % 259);
+    for (uint32_t i = 0; i < n_total; ++i) toks[i] = (int32_t)((i * 37 + 5) % n_vocab);
     const auto g = gpu.run(toks, n_prefill), r = ref.run(toks, n_prefill);
     ASSERT_EQ(g.size(), r.size());
     const Agreement a = compare(g, r);
     EXPECT_LT(a.nmse, 1e-8);
     EXPECT_LT(a.max_abs, 1e-3);
-    std::printf("[ logits ] %s %s %s vs cpu_ref: NMSE %.2e, max |diff| %.2e over %zu logits\n",
-                GetParam().c_str(), preset.c_str(), dtype.c_str(), a.nmse, a.max_abs, g.size());
+    std::printf("[ logits ] %s %s vs cpu_ref: NMSE %.2e, max |diff| %.2e over %zu logits\n",
+                GetParam().c_str(), what.c_str(), a.nmse, a.max_abs, g.size());
   }
 };
 
@@ -111,6 +115,17 @@ TEST_P(GpuModel, DenseLogitsAgreeWithCpuRefInEveryDtype) {
 
 TEST_P(GpuModel, HybridLogitsAgreeWithCpuRef) {
   for (const char* dtype : {"f32", "q8_0"}) expect_agrees("hybrid-tiny", dtype, 20, 26);
+}
+
+// llama.cpp-written files with biases, `.scale` tensors and RoPE frequency factors
+// (../shared/ggml-reference): the GPU's bias_scale and rope_ext in a whole model.
+TEST_P(GpuModel, LlamaCppFilesWithOptionalTensorsAgreeWithCpuRef) {
+  const fs::path dir =
+      fs::path(SWITCHYARD_SOURCE_DIR) / ".." / "shared" / "ggml-reference" / "models";
+  for (const char* f : {"llamacpp-llama-dense.gguf", "llamacpp-jamba-dense.gguf"}) {
+    ASSERT_TRUE(fs::exists(dir / f)) << "reference data missing: " << (dir / f);
+    expect_agrees(dir / f, f, 20, 26, 128);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuModel, ::testing::ValuesIn(sy::test::gpu_plugins(true)), name_of);

@@ -13,6 +13,7 @@
 #include "gpu_fixture.h"
 #include "host/log.h"
 #include "model/generator.h"
+#include "switchyard/common/dtype.h"
 
 namespace fs = std::filesystem;
 
@@ -72,8 +73,7 @@ TEST_P(NoDevice, DeviceInfoSaysNoDevice) {
   EXPECT_EQ(std::string(d.vendor), v.vendor);
   EXPECT_EQ(d.memory_total, 0u);
   EXPECT_EQ(d.memory_free, 0u);
-  EXPECT_EQ(d.weight_dtypes, (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) |
-                                 (1ull << SY_DTYPE_BF16) | (1ull << SY_DTYPE_Q8_0));
+  EXPECT_EQ(d.weight_dtypes, sy::dtype::weight_mask());  // every type of the dtype table
   // Any device index is accepted when there is no device at all.
   const sy_param p = {"device", "3"};
   Handle h3(api(), {p});

@@ -17,8 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "dtype_util.h"
 #include "gpu_fixture.h"
+#include "rope_ext_args.h"
+#include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
@@ -26,7 +27,18 @@ namespace {
 using sy::test::Handle;
 
 constexpr double kTol = 2e-5;
-const uint32_t kWeightDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0};
+// Every weight type of the dtype table, each decoded in the kernels (quant_load.cuh).
+const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,  SY_DTYPE_Q8_0,
+                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,  SY_DTYPE_Q5_1,
+                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,  SY_DTYPE_Q5_K,
+                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
+bool block_elems_is_256(uint32_t dt) {
+  return sy::dtype::block_elems(dt) == 256;
+}
+// A row length of whole blocks: `small` for 32-value blocks and float types, 256 otherwise.
+int64_t row_len(uint32_t dt, int64_t small) {
+  return block_elems_is_256(dt) ? 256 : small;
+}
 
 struct Rng : sy::test::XorShiftRng {
   explicit Rng(uint64_t seed) : XorShiftRng(seed, 3) {}
@@ -146,8 +158,9 @@ TEST_P(GpuOps, DeviceInfoAndEntry) {
   EXPECT_EQ(d.available, 1u);
   EXPECT_GT(strnlen(d.name, sizeof d.name), 0u);
   EXPECT_GT(d.memory_total, 0u);
-  EXPECT_EQ(d.weight_dtypes, (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) |
-                                 (1ull << SY_DTYPE_BF16) | (1ull << SY_DTYPE_Q8_0));
+  uint64_t all = 0;
+  for (uint32_t t : kWeightDtypes) all |= 1ull << t;
+  EXPECT_EQ(d.weight_dtypes, all);
   const sy_plugin_info& info = sy::test::gpu_plugin(GetParam()).info();
   EXPECT_EQ(info.capabilities, (uint64_t)SY_CAP_ASYNC);
   EXPECT_EQ(gpu_->api().buffer_from_host, nullptr);
@@ -202,10 +215,11 @@ TEST_P(GpuOps, UploadsAndOpsKeepProgramOrder) {
 }
 
 TEST_P(GpuOps, GetRowsEveryDtype) {
-  const int64_t K = 96, V = 50;
+  const int64_t V = 50;
   const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
   for (uint32_t dt : kWeightDtypes) {
     SCOPED_TRACE(sy::dtype::name(dt));
+    const int64_t K = row_len(dt, 96);
     Rng rng(dt + 10);
     const auto table = encode(dt, rng.vec(K * V), K, V);
     std::vector<float> out[2];
@@ -224,10 +238,11 @@ TEST_P(GpuOps, GetRowsEveryDtype) {
 TEST_P(GpuOps, MatmulEveryDtypeBatchAndAlignment) {
   uint64_t seed = 100;
   for (uint32_t dt : kWeightDtypes)
-    for (int64_t K : {64, 96, 100})
+    for (int64_t K : block_elems_is_256(dt) ? std::vector<int64_t>{256, 512}
+                                            : std::vector<int64_t>{64, 96, 100})
       for (int64_t M : {1, 3, 8, 9, 70})
         for (uint64_t x_off : {0, 4}) {
-          if (dt == SY_DTYPE_Q8_0 && K % 32) continue;
+          if (K % sy::dtype::block_elems(dt)) continue;
           if (x_off && M > 3) continue;
           SCOPED_TRACE(std::string(sy::dtype::name(dt)) + " K=" + std::to_string(K) +
                        " M=" + std::to_string(M) + " x_off=" + std::to_string(x_off));
@@ -269,6 +284,15 @@ TEST_P(GpuOps, RmsNormInPlaceAndSoftmax) {
   }
 }
 
+// Error scale of a rotation: the pair's norm and the element, times the rotation's gain.
+std::vector<double> rope_mag(const std::vector<float>& x, double gain) {
+  std::vector<double> mag(x.size(), 0.0);
+  for (size_t i = 0; i < x.size(); i += 2)
+    mag[i] = mag[i + 1] = gain * (std::hypot((double)x[i], (double)x[i + 1]) + std::fabs(x[i]));
+  for (size_t i = 0; i < x.size(); ++i) mag[i] = std::max(mag[i], std::fabs((double)x[i]));
+  return mag;
+}
+
 TEST_P(GpuOps, RopeBothModesAtLargePositions) {
   const int64_t D = 64, H = 3, T = 4;
   const std::vector<int32_t> pos = {0, 7, 511, 3071};
@@ -284,11 +308,52 @@ TEST_P(GpuOps, RopeBothModesAtLargePositions) {
             << h.error();
         out[g] = h.read(tx);
       });
-      std::vector<double> mag(x.size(), 0.0);
-      for (size_t i = 0; i < x.size(); i += 2)
-        mag[i] = mag[i + 1] = 2 * std::hypot((double)x[i], (double)x[i + 1]) + 2 * std::fabs(x[i]);
-      for (size_t i = 0; i < x.size(); ++i) mag[i] = std::max(mag[i], std::fabs((double)x[i]));
-      EXPECT_TRUE(close(out[1], out[0], mag));
+      EXPECT_TRUE(close(out[1], out[0], rope_mag(x, 2)));
+    }
+}
+
+// rope_ext: frequency factors (some small, so angles reach thousands of radians), YaRN and a
+// magnitude factor, both modes and a partial rotation; the GPU runs ggml's F32 recipe too, so it
+// agrees with cpu_ref to F32 rounding even at the large angles.
+TEST_P(GpuOps, RopeExtFactorsAndYarn) {
+  const int64_t D = 64, H = 3, T = 4;
+  const std::vector<int32_t> pos = {0, 7, 511, 3071};
+  Rng rng(14);
+  const auto x = rng.vec(D * H * T, -2, 2);
+  for (uint32_t mode : {SY_ROPE_NORM, SY_ROPE_NEOX})
+    for (uint32_t n_rot : {64u, 32u})
+      for (float ext : {0.0f, 1.0f}) {
+        SCOPED_TRACE("mode=" + std::to_string(mode) + " n_rot=" + std::to_string(n_rot) +
+                     " ext=" + std::to_string(ext));
+        std::vector<float> ff = rng.vec(n_rot / 2, 0.5f, 4.0f);
+        ff[1] = 0.01f;
+        std::vector<float> out[2];
+        both([&](Handle& h, bool g) {
+          sy_tensor tx = h.make(x, {D, H, T}), tf = h.make(ff, {(int64_t)n_rot / 2});
+          const auto a = sy::test::rope_ext_args(&tx, pos.data(), &tf, n_rot, mode, ext);
+          ASSERT_EQ(h.api().rope_ext(h.get(), &a), SY_OK) << h.error();
+          out[g] = h.read(tx);
+        });
+        EXPECT_TRUE(close(out[1], out[0], rope_mag(x, 3)));
+      }
+}
+
+TEST_P(GpuOps, BiasScaleBothOrdersInPlace) {
+  Rng rng(15);
+  const int64_t n = 333, rows = 7;
+  const auto x = rng.vec(n * rows, -4, 4), bias = rng.vec(n, -1, 1);
+  for (uint32_t order : {SY_SCALE_THEN_BIAS, SY_BIAS_THEN_SCALE})
+    for (bool with_bias : {true, false}) {
+      std::vector<float> out[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor tx = h.make(x, {n, rows}), tb = h.make(bias, {n});
+        const sy_bias_scale_args a{
+            sizeof(sy_bias_scale_args), order, &tx, with_bias ? &tb : nullptr, &tx, 0.625f, 0};
+        ASSERT_EQ(h.api().bias_scale(h.get(), &a), SY_OK) << h.error();
+        out[g] = h.read(tx);
+      });
+      EXPECT_TRUE(close(out[1], out[0], abs_of(out[0])))
+          << "order " << order << " bias " << with_bias;
     }
 }
 
@@ -498,11 +563,12 @@ TEST_P(GpuOps, SsmConvAndScanOverMixedChunks) {
 }
 
 TEST_P(GpuOps, MoeGateMatmulAndCombine) {
-  const int64_t E = 6, K = 64, N = 40, k = 2;
+  const int64_t E = 6, N = 40, k = 2;
   uint64_t seed = 200;
   for (int64_t T : {1, 3, 30})  // GEMV pairs, GEMV pairs, the routed GEMM
     for (uint32_t dt : kWeightDtypes) {
       SCOPED_TRACE(std::string(sy::dtype::name(dt)) + " T=" + std::to_string(T));
+      const int64_t K = row_len(dt, 64);
       Rng rng(seed++);
       auto logits = rng.vec(E * T, -3, 3);
       logits[1] = logits[3] = 5.0f;  // a tie: the lower id first

@@ -14,8 +14,8 @@
 
 #include "gguf/gguf.h"
 #include "host/plugin_host.h"
+#include "model/decoder_hparams.h"
 #include "model/generator.h"
-#include "model/hybrid_hparams.h"
 #include "model/model.h"
 
 namespace fs = std::filesystem;
@@ -281,9 +281,9 @@ TEST(HybridGguf, ReadsPerLayerArraysOfEitherIntegerTypeAndRejectsWrongLengths) {
     edit(w);
     const auto bytes = w.to_bytes();
     auto g = sy::gguf::File::parse(bytes.data(), bytes.size(), "edited.gguf");
-    return sy::model::read_hybrid_hparams(*g);
+    return sy::model::read_decoder_hparams(*g);
   };
-  const auto base = sy::model::read_hybrid_hparams(*f);
+  const auto base = sy::model::read_decoder_hparams(*f);
   std::vector<sy::gguf::Value> u32, heads;
   for (uint32_t l = 0; l < s.n_layer; ++l) {
     u32.push_back(sy::gguf::Value::of_u32(s.is_attention_layer(l) ? s.n_head_kv : 0));
@@ -295,7 +295,7 @@ TEST(HybridGguf, ReadsPerLayerArraysOfEitherIntegerTypeAndRejectsWrongLengths) {
     w.set("jamba.attention.head_count",
           sy::gguf::Value::of_array(sy::gguf::ValueType::UINT32, heads));
   });
-  EXPECT_EQ(h.recurrent, base.recurrent);
+  EXPECT_EQ(h.recurrent(), base.recurrent());
   EXPECT_EQ(h.n_head, base.n_head);
   EXPECT_EQ(h.n_head_kv, base.n_head_kv);
   u32.pop_back();

@@ -18,9 +18,10 @@
 #include "gguf/gguf.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
+#include "model/decoder_model.h"
 #include "model/generator.h"
-#include "model/jamba_model.h"
 #include "naive_hybrid.h"
+#include "nmse.h"
 
 namespace fs = std::filesystem;
 
@@ -87,17 +88,8 @@ std::vector<int32_t> sample_tokens(int n, int vocab, int salt = 0) {
   return t;
 }
 
-double nmse(const std::vector<float>& a, const std::vector<double>& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - ref[i]) * (a[i] - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return num / den;
-}
-std::vector<double> widen(const std::vector<float>& v) {
-  return {v.begin(), v.end()};
-}
+using sy::test::nmse;
+using sy::test::widen;
 
 std::vector<float> row(const std::vector<float>& all, size_t t, size_t V) {
   return {all.begin() + t * V, all.begin() + (t + 1) * V};
@@ -160,7 +152,8 @@ TEST(HybridBackends, OnednnAgreesWithRefWithinTolerance) {
       for (size_t i = 0; i < ra.size(); ++i)
         max_abs = std::max<double>(max_abs, std::fabs(ra[i] - rb[i]));
       const double e = nmse(rb, widen(ra));
-      std::printf("  %s %s: cpu_onednn vs cpu_ref NMSE %.2e, max |diff| %.2e\n", preset, dtype, e, max_abs);
+      std::printf("  %s %s: cpu_onednn vs cpu_ref NMSE %.2e, max |diff| %.2e\n", preset, dtype, e,
+                  max_abs);
       EXPECT_LT(e, 1e-10) << preset << " " << dtype;
       EXPECT_LT(max_abs, 1e-4) << preset << " " << dtype;
     }
@@ -251,7 +244,7 @@ TEST(HybridModel, RefusesMissingOrSharedStateSlots) {
 
 TEST(HybridModel, InfoReportsLayersStateAndActiveParameters) {
   Loaded m(model_file("hybrid-tiny", "f32"), "cpu_ref", 3);
-  const auto& hp = static_cast<const sy::model::JambaModel&>(*m.model).hparams();
+  const auto& hp = static_cast<const sy::model::DecoderModel&>(*m.model).hparams();
   const auto& info = m.model->info();
   const auto shape = sy::model::preset_shape("hybrid-tiny");
   EXPECT_EQ(info.arch, "jamba");
@@ -263,8 +256,8 @@ TEST(HybridModel, InfoReportsLayersStateAndActiveParameters) {
   EXPECT_EQ(info.n_params, sy::model::count_params(shape));
   EXPECT_EQ(info.n_active_params, sy::model::count_active_params(shape));
   EXPECT_LT(info.n_active_params, info.n_params);
-  EXPECT_EQ(hp.recurrent, (std::vector<bool>{true, false, true, false}));
-  EXPECT_EQ(hp.moe, (std::vector<bool>{true, false, false, true}));
+  EXPECT_EQ(hp.recurrent(), (std::vector<bool>{true, false, true, false}));
+  EXPECT_EQ(hp.moe(), (std::vector<bool>{true, false, false, true}));
   EXPECT_EQ(info.n_expert, 4u);
   EXPECT_EQ(info.n_expert_used, 2u);
 

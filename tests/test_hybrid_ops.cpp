@@ -1,6 +1,6 @@
 // The 1.1 hybrid ops (ssm_conv, ssm_scan, moe_gate, moe_matmul, moe_combine) of every in-tree
 // CPU backend against naive references written here from the formulas in backend.h (no code
-// shared with the backends; weights are encoded with dtype_util and decoded here).
+// shared with the backends; weights are encoded with the dtype table's codecs and decoded here).
 //
 // Tolerances: |got - ref| <= rtol * mag, mag = the sum of the magnitudes of the terms that make
 // the result (conv: |b| + sum |w x|; scan state: the same recurrence on |terms|; y: sum |h C| +
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "backend_fixture.h"
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
@@ -400,11 +400,14 @@ std::vector<float> decode(uint32_t dtype, const std::vector<uint8_t>& bytes, int
 }
 
 TEST_P(HybridOps, MoeMatmulEveryDtypeBroadcastAndPerSlotInputs) {
-  const int64_t K = 64, N = 24, n_expert = 5, k = 2;
+  const int64_t N = 24, n_expert = 5, k = 2;
   uint64_t seed = 40;
-  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0})
+  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0, SY_DTYPE_Q4_0,
+                         SY_DTYPE_Q5_1, SY_DTYPE_Q2_K, SY_DTYPE_Q3_K, SY_DTYPE_Q4_K, SY_DTYPE_Q5_K,
+                         SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS})
     for (int64_t T : {1, 3, 9})  // decode, small batch (fused kernels), prefill (GEMM path)
       for (int64_t xs : {int64_t(1), k}) {
+        const int64_t K = sy::dtype::block_elems(dtype) == 256 ? 256 : 64;
         SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " T=" + std::to_string(T) +
                      " x slots=" + std::to_string(xs));
         Rng rng(seed++);

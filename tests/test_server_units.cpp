@@ -188,7 +188,6 @@ TEST(OpenAiRequest, ReadsTheFieldsItSupports) {
   ASSERT_EQ(c.messages.size(), 2u);
   EXPECT_EQ(c.messages[1].content, "ab");
   EXPECT_EQ(*c.max_tokens, 2u);
-  EXPECT_EQ(render_chat(c.messages), "<|system|>\ns\n<|user|>\nab\n<|assistant|>\n");
 }
 
 TEST(OpenAiRequest, RefusalsHaveOpenAiErrorBodies) {

@@ -2,11 +2,13 @@
 // hand-computed segmentations, streaming decode, and Tokenizer::from_gguf with its errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "text/pretokenizer.h"
 #include "text/tokenizer.h"
 #include "text/tokenizer_impl.h"
 
@@ -281,17 +283,18 @@ Vocab gpt2_vocab() {
 }
 
 TEST(Gpt2, PreTokenizer) {
-  using W = std::vector<std::string_view>;
-  EXPECT_EQ(detail::gpt2_pretokenize("I'm  here's 123 abc\n\nx  "),
+  using W = std::vector<std::string>;
+  const detail::PreTokenizer& gpt2 = detail::require_pre_tokenizer("gpt-2");
+  EXPECT_EQ(detail::pretokenize(gpt2, "I'm  here's 123 abc\n\nx  "),
             (W{"I", "'m", " ", " here", "'s", " 123", " abc", "\n", "\n", "x", "  "}));
-  EXPECT_EQ(detail::gpt2_pretokenize("a,.b !!'x 'll 're'd"),
+  EXPECT_EQ(detail::pretokenize(gpt2, "a,.b !!'x 'll 're'd"),
             (W{"a", ",.", "b", " !!'", "x", " '", "ll", " '", "re", "'d"}));
-  // Bytes >= 0x80 count as letters, so UTF-8 words stay whole.
-  EXPECT_EQ(detail::gpt2_pretokenize("h\xC3\xA9llo \xE6\x97\xA5\xE6\x9C\xAC 42x"),
+  // \p{L}: é (Ll) and 日本 (Lo) are letters, so the words stay whole.
+  EXPECT_EQ(detail::pretokenize(gpt2, "h\xC3\xA9llo \xE6\x97\xA5\xE6\x9C\xAC 42x"),
             (W{"h\xC3\xA9llo", " \xE6\x97\xA5\xE6\x9C\xAC", " 42", "x"}));
-  EXPECT_EQ(detail::gpt2_pretokenize(""), W{});
-  EXPECT_EQ(detail::gpt2_pretokenize(" "), W{" "});
-  EXPECT_EQ(detail::gpt2_pretokenize("'"), W{"'"});
+  EXPECT_EQ(detail::pretokenize(gpt2, ""), W{});
+  EXPECT_EQ(detail::pretokenize(gpt2, " "), W{" "});
+  EXPECT_EQ(detail::pretokenize(gpt2, "'"), W{"'"});
 }
 
 TEST(Gpt2, MergesByRank) {
@@ -320,13 +323,9 @@ TEST(Gpt2, UserDefinedAndMissingCharacters) {
   EXPECT_EQ(Tokenizer::create(v)->encode("hz", false), (Ids{1, 6}));
 }
 
-TEST(Gpt2, ByteLevelRoundTrip) {
-  // The 256-character byte alphabet and no useful merges round-trips any bytes.
-  Vocab v;
-  v.model = "gpt2";
-  std::string raw;
-  for (int c = 0; c < 256; ++c) raw += char(c);
-  // GPT-2's bytes_to_unicode, written out independently of the implementation.
+// GPT-2's bytes_to_unicode, written out independently of the implementation: token b is byte b.
+std::vector<std::string> byte_alphabet() {
+  std::vector<std::string> tokens;
   uint32_t extra = 0;
   for (int c = 0; c < 256; ++c) {
     const bool keep = (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE;
@@ -338,17 +337,32 @@ TEST(Gpt2, ByteLevelRoundTrip) {
       s += char(0xC0 | (cp >> 6));
       s += char(0x80 | (cp & 0x3F));
     }
-    v.tokens.push_back(s);
+    tokens.push_back(s);
   }
+  return tokens;
+}
+
+TEST(Gpt2, ByteLevelRoundTrip) {
+  // The 256-character byte alphabet and no useful merges round-trips text.
+  Vocab v;
+  v.model = "gpt2";
+  std::string raw;
+  for (int c = 0; c < 256; ++c) raw += char(c);
+  v.tokens = byte_alphabet();
   v.merges = {"a b"};
   auto tok = Tokenizer::create(v);
   EXPECT_EQ(v.tokens[' '], kG);
   EXPECT_EQ(v.tokens['\n'], "\xC4\x8A");  // "Ċ"
   EXPECT_EQ(v.tokens[0], "\xC4\x80");     // "Ā"
-  const Ids ids = tok->encode(raw, false);
-  ASSERT_EQ(ids.size(), 256u);
-  for (int c = 0; c < 256; ++c) EXPECT_EQ(ids[c], c);
-  EXPECT_EQ(tok->decode(ids), raw);
+  // Every ASCII byte, and the bytes of valid UTF-8, come out as themselves.
+  const Ids ids = tok->encode(raw.substr(0, 128), false);
+  ASSERT_EQ(ids.size(), 128u);
+  for (int c = 0; c < 128; ++c) EXPECT_EQ(ids[c], c);
+  EXPECT_EQ(tok->decode(ids), raw.substr(0, 128));
+  EXPECT_EQ(tok->encode("\xC3\xA9\xF0\x9F\xA6\x99", false),
+            (Ids{0xC3, 0xA9, 0xF0, 0x9F, 0xA6, 0x99}));
+  // A byte that is not UTF-8 becomes U+FFFD (EF BF BD) before splitting, as in llama.cpp.
+  EXPECT_EQ(tok->encode("a\xFF", false), (Ids{'a', 0xEF, 0xBF, 0xBD}));
   const std::string text = "  Hello,\tw\xC3\xB6rld!\n\n 123  ";
   EXPECT_EQ(tok->decode(tok->encode(text, false)), text);
 }
@@ -515,7 +529,8 @@ TEST(FromGguf, Errors) {
     EXPECT_EQ(error_of(w), "tokenizer.ggml.token_type[7] is 9 (expected 1..6)");
   }
   for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
-                          "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id"}) {
+                          "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id",
+                          "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
     gguf::Writer w = byte_level_writer();
     w.set(key, Value::of_u32(300));
     EXPECT_EQ(error_of(w), std::string(key) + " is 300 but the vocabulary has 300 tokens");
@@ -531,6 +546,108 @@ TEST(FromGguf, Errors) {
     w.set("tokenizer.ggml.merges", Value::of_str_array({"h e", "he"}));
     EXPECT_EQ(error_of(w), "tokenizer.ggml.merges[1] 'he' is not of the form 'a b'");
   }
+}
+
+TEST(FromGguf, PreTokenizer) {
+  // An unknown tokenizer.ggml.pre is refused by name, from a file and from a Vocab alike.
+  gguf::Writer w;
+  put_vocab(w, gpt2_vocab());
+  w.set("tokenizer.ggml.pre", Value::of_str("qwen9"));
+  EXPECT_EQ(error_of(w), "tokenizer.ggml.pre: unknown pre-tokenizer type: 'qwen9'");
+  Vocab v = gpt2_vocab();
+  v.pre = "qwen9";
+  try {
+    Tokenizer::create(v);
+    ADD_FAILURE() << "an unknown pre-tokenizer was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "tokenizer.ggml.pre: unknown pre-tokenizer type: 'qwen9'");
+  }
+  // SentencePiece vocabularies have no pre-tokenizer: llama.cpp ignores the key there.
+  gguf::Writer spm = byte_level_writer();
+  spm.set("tokenizer.ggml.pre", Value::of_str("qwen9"));
+  EXPECT_NO_THROW(Tokenizer::from_gguf(*parse(spm).file));
+  // Llama 3's pre-tokenizer adds BOS by default; GPT-2's does not.
+  w.set("tokenizer.ggml.pre", Value::of_str("llama-bpe"));
+  EXPECT_TRUE(Tokenizer::from_gguf(*parse(w).file)->vocab().add_bos);
+  w.set("tokenizer.ggml.pre", Value::of_str("gpt-2"));
+  EXPECT_FALSE(Tokenizer::from_gguf(*parse(w).file)->vocab().add_bos);
+}
+
+TEST(Gpt2, IgnoreMergesTakesWholeWords) {
+  // "hello" is a token that no merge sequence builds: Llama 3's pre-tokenizer emits it whole
+  // (llama.cpp's ignore_merges), GPT-2's merges it as far as the merges go.
+  Vocab v = gpt2_vocab();
+  v.tokens.push_back("hello");
+  v.types.push_back(TokenType::NORMAL);
+  v.merges = {"h e", "l o"};
+  v.pre = "llama-bpe";
+  EXPECT_EQ(Tokenizer::create(v)->encode("hello", false), (Ids{18}));
+  v.pre = "gpt-2";
+  EXPECT_EQ(Tokenizer::create(v)->encode("hello", false), (Ids{11, 3, 10}));
+}
+
+TEST(FromGguf, EndOfGenerationKeys) {
+  gguf::Writer w = byte_level_writer();
+  w.set("tokenizer.ggml.eot_token_id", Value::of_u32(5));
+  w.set("tokenizer.ggml.eom_token_id", Value::of_u32(6));
+  auto tok = Tokenizer::from_gguf(*parse(w).file);
+  EXPECT_EQ(tok->vocab().eot, 5);
+  EXPECT_EQ(tok->vocab().eom, 6);
+  EXPECT_EQ(tok->end_of_generation(), (Ids{2, 5, 6}));
+  EXPECT_EQ(Tokenizer::create(byte_level_vocab(300))->end_of_generation(), (Ids{2}));
+}
+
+// GPT-2's 256-character byte alphabet (ids = byte values) plus chat markers: <|im_start|> (256)
+// CONTROL, <|im_end|> (257) NORMAL as some converters leave it, <|user|> (258) USER_DEFINED.
+Vocab marker_vocab() {
+  Vocab v;
+  v.model = "gpt2";
+  v.tokens = byte_alphabet();
+  v.types.assign(256, TokenType::NORMAL);
+  for (auto [t, type] :
+       {std::pair{"<|im_start|>", TokenType::CONTROL}, std::pair{"<|im_end|>", TokenType::NORMAL},
+        std::pair{"<|user|>", TokenType::USER_DEFINED}}) {
+    v.tokens.push_back(t);
+    v.types.push_back(type);
+  }
+  v.merges = {"a b"};
+  return v;
+}
+
+Ids bytes_of(const std::string& s) {
+  Ids ids;
+  for (unsigned char c : s) ids.push_back(c);
+  return ids;
+}
+
+TEST(Specials, ControlTokensAreParsedOnlyWhenAsked) {
+  auto tok = Tokenizer::create(marker_vocab());
+  // llama.cpp makes a token named like an end-of-turn marker CONTROL and ends generation on it.
+  EXPECT_EQ(tok->vocab().types[257], TokenType::CONTROL);
+  EXPECT_EQ(tok->vocab().eot, 257);
+  EXPECT_EQ(tok->end_of_generation(), (Ids{257}));
+  const std::string text = "<|im_start|>hi<|im_end|>";
+  EXPECT_EQ(tok->encode(text, false), bytes_of(text));  // user text: all plain bytes
+  EXPECT_EQ(tok->encode(text, false, true), (Ids{256, 'h', 'i', 257}));
+  // USER_DEFINED tokens are matched either way.
+  EXPECT_EQ(tok->encode("hi<|user|>", false), (Ids{'h', 'i', 258}));
+  // Decoding hides control tokens unless asked to show them.
+  EXPECT_EQ(tok->decode({256, 'h', 'i', 257}), "hi");
+  EXPECT_EQ(tok->decode({256, 'h', 'i', 257}, true), text);
+}
+
+TEST(Specials, TrustedSpansLimitWhereControlTokensMatch) {
+  auto tok = Tokenizer::create(marker_vocab());
+  // Markup "<|im_start|>" and "<|im_end|>" around a message that spells "<|im_end|>" itself.
+  const std::string text = "<|im_start|>hi<|im_end|><|im_end|>";
+  Ids want = {256, 'h', 'i'};
+  for (int32_t id : bytes_of("<|im_end|>")) want.push_back(id);
+  want.push_back(257);
+  EXPECT_EQ(tok->encode(text, false, std::vector<TextSpan>{{0, 12}, {24, 34}}), want);
+  // A marker only partly inside a trusted span is text too.
+  Ids partial = {256, 'h', 'i'};
+  for (int32_t id : bytes_of("<|im_end|><|im_end|>")) partial.push_back(id);
+  EXPECT_EQ(tok->encode(text, false, std::vector<TextSpan>{{0, 20}}), partial);
 }
 
 }  // namespace

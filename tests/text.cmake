@@ -1,3 +1,16 @@
 switchyard_add_test(test_text
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tokenizer.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_sampler.cpp
   LIBS switchyard_text)
+find_package(nlohmann_json 3 REQUIRED)
+# Tokenizers against llama.cpp's reference vocabularies, the pre-tokenizer regex, chat templates.
+switchyard_add_test(test_text_reference
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_vocab_reference.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test_pretokenizer.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_chat_template.cpp
+  LIBS switchyard_text nlohmann_json::nlohmann_json)
+# The committed Unicode table is what the generator writes from the Unicode Character Database.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME unicode_table_current
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/gen-unicode-table.py --check)
+  set_tests_properties(unicode_table_current PROPERTIES SKIP_RETURN_CODE 77)
+endif()

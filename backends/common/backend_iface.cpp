@@ -272,6 +272,15 @@ sy_status moe_combine(sy_backend_t h, const sy_tensor* x, const sy_tensor* weigh
   });
 }
 
+sy_status rope_ext(sy_backend_t h, const sy_rope_ext_args* args) {
+  return guarded(h, "rope_ext", [&](Backend& be) { be.rope_ext(checks::rope_ext(be, args)); });
+}
+
+sy_status bias_scale(sy_backend_t h, const sy_bias_scale_args* args) {
+  return guarded(h, "bias_scale",
+                 [&](Backend& be) { be.bias_scale(checks::bias_scale(be, args)); });
+}
+
 }  // namespace
 
 sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*),
@@ -299,6 +308,8 @@ sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t,
   t.softmax = &softmax;
   t.kv_store = &kv_store;
   t.attention = &attention;
+  t.rope_ext = &rope_ext;
+  t.bias_scale = &bias_scale;
   if (hybrid_ops) {
     t.ssm_conv = &ssm_conv;
     t.ssm_scan = &ssm_scan;

@@ -86,6 +86,22 @@ struct MoeMatmulOp {
   Tensor x, w, ids, y;  // x {K, 1 or k, T}; w {K, N, n_expert}; ids {k, T} in range; y {N, k, T}
 };
 
+// The 1.3 model ops, validated: see backend.h for the math.
+struct RopeExtOp {
+  Tensor x;                   // {head_dim, n_head, n_tokens}, rotated in place
+  const int32_t* pos;         // n_tokens positions
+  const float* freq_factors;  // n_rot / 2 values, or nullptr (all 1)
+  uint32_t mode, n_rot, n_ctx_orig;
+  float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+};
+
+struct BiasScaleOp {
+  Tensor x, y;        // {n, rows}; y may be x
+  const float* bias;  // n values, or nullptr
+  float scale;
+  bool bias_first;  // SY_BIAS_THEN_SCALE: (x + bias) * scale; else x * scale + bias
+};
+
 // A host-memory buffer: allocated (owned) or wrapping caller memory (zero copy).
 struct Buffer {
   void* data;
@@ -118,6 +134,9 @@ class Backend {
   virtual void moe_gate(const MoeGateOp& op);
   virtual void moe_matmul(const MoeMatmulOp& op);
   virtual void moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y);
+  // 1.3 model ops (always in the table; the defaults refuse, naming the op and the plugin).
+  virtual void rope_ext(const RopeExtOp& op);
+  virtual void bias_scale(const BiasScaleOp& op);
 
   // Owned by the shared layer.
   const PluginDesc* desc = nullptr;

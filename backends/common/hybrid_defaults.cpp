@@ -1,6 +1,6 @@
-// Default bodies of the 1.1 hybrid ops for backends that do not implement them. The table
-// leaves these slots NULL unless PluginDesc::hybrid_ops is set, so they only run when a plugin
-// sets the flag without overriding an op: a clear error instead of a crash.
+// Default bodies of the 1.1 hybrid ops and the 1.3 model ops for backends that do not implement
+// them. The table leaves the hybrid slots NULL unless PluginDesc::hybrid_ops is set, so they only
+// run when a plugin sets the flag without overriding an op: a clear error instead of a crash.
 #include "backend_plugin_util.h"
 
 namespace sy::plugin {
@@ -27,6 +27,12 @@ void Backend::moe_matmul(const MoeMatmulOp&) {
 }
 void Backend::moe_combine(const Tensor&, const Tensor&, const Tensor&) {
   unsupported(*this, "moe_combine");
+}
+void Backend::rope_ext(const RopeExtOp&) {
+  unsupported(*this, "rope_ext");
+}
+void Backend::bias_scale(const BiasScaleOp&) {
+  unsupported(*this, "bias_scale");
 }
 
 }  // namespace sy::plugin

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::plugin::checks {
 namespace {
@@ -212,9 +212,9 @@ RmsNormArgs rms_norm(const Backend& be, const sy_tensor* x, const sy_tensor* w, 
   return a;
 }
 
-Tensor rope(const Backend& be, const sy_tensor* x, const int32_t* pos, uint32_t n_rot,
-            float freq_base, float freq_scale, uint32_t mode) {
-  Checker c(be, "rope");
+// What rope and rope_ext share: x, pos, mode, n_rot, freq_base and freq_scale.
+static Tensor rope_common(const Checker& c, const sy_tensor* x, const int32_t* pos, uint32_t n_rot,
+                          float freq_base, float freq_scale, uint32_t mode) {
   Tensor t = c.f32("x", x);
   c.dim_is("x", t, 3, 1);
   if (t.ne[2] > 0 && !pos) c.fail(SY_ERR_INVALID_ARG, "pos is NULL");
@@ -227,6 +227,69 @@ Tensor rope(const Backend& be, const sy_tensor* x, const int32_t* pos, uint32_t 
     c.fail(SY_ERR_INVALID_ARG, "freq_base=%g must be finite and positive", (double)freq_base);
   c.finite("freq_scale", freq_scale);
   return t;
+}
+
+Tensor rope(const Backend& be, const sy_tensor* x, const int32_t* pos, uint32_t n_rot,
+            float freq_base, float freq_scale, uint32_t mode) {
+  return rope_common(Checker(be, "rope"), x, pos, n_rot, freq_base, freq_scale, mode);
+}
+
+RopeExtOp rope_ext(const Backend& be, const sy_rope_ext_args* args) {
+  Checker c(be, "rope_ext");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_rope_ext_args));
+  RopeExtOp op{};
+  op.x = rope_common(c, args->x, args->pos, args->n_rot, args->freq_base, args->freq_scale,
+                     args->mode);
+  op.pos = args->pos;
+  op.mode = args->mode;
+  op.n_rot = args->n_rot;
+  op.n_ctx_orig = args->n_ctx_orig;
+  op.freq_base = args->freq_base;
+  op.freq_scale = args->freq_scale;
+  op.ext_factor = args->ext_factor;
+  op.attn_factor = args->attn_factor;
+  op.beta_fast = args->beta_fast;
+  op.beta_slow = args->beta_slow;
+  c.finite("ext_factor", op.ext_factor);
+  c.finite("attn_factor", op.attn_factor);
+  if (op.ext_factor != 0.0f) {
+    c.finite("beta_fast", op.beta_fast);
+    c.finite("beta_slow", op.beta_slow);
+    if (op.n_ctx_orig == 0 || !(op.beta_fast > 0.0f) || !(op.beta_slow > 0.0f))
+      c.fail(SY_ERR_INVALID_ARG,
+             "YaRN (ext_factor=%g) needs n_ctx_orig, beta_fast and beta_slow > 0, got %u, %g, %g",
+             (double)op.ext_factor, op.n_ctx_orig, (double)op.beta_fast, (double)op.beta_slow);
+    if (!(op.freq_scale > 0.0f))
+      c.fail(SY_ERR_INVALID_ARG, "YaRN needs freq_scale > 0, got %g", (double)op.freq_scale);
+  }
+  if (args->freq_factors) {
+    const Tensor ff = c.f32("freq_factors", args->freq_factors);
+    c.dim_is("freq_factors", ff, 0, op.n_rot / 2);
+    for (int i = 1; i < 4; ++i) c.dim_is("freq_factors", ff, i, 1);
+    c.disjoint("x", op.x, "freq_factors", ff);
+    op.freq_factors = ff.f32();
+  }
+  return op;
+}
+
+BiasScaleOp bias_scale(const Backend& be, const sy_bias_scale_args* args) {
+  Checker c(be, "bias_scale");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_bias_scale_args));
+  if (args->order != SY_SCALE_THEN_BIAS && args->order != SY_BIAS_THEN_SCALE)
+    c.fail(SY_ERR_INVALID_ARG, "order %u is not a sy_bias_scale_order", args->order);
+  BiasScaleOp op{c.f32("x", args->x), c.f32("y", args->y), nullptr, args->scale,
+                 args->order == SY_BIAS_THEN_SCALE};
+  c.same_shape("y", op.y, "x", op.x);
+  c.alias_or_disjoint("y", op.y, "x", op.x);
+  c.finite("scale", op.scale);
+  if (args->bias) {
+    const Tensor b = c.f32("bias", args->bias);
+    c.same("bias", b, 0, "x", op.x, 0);
+    for (int i = 1; i < 4; ++i) c.dim_is("bias", b, i, 1);
+    c.disjoint("y", op.y, "bias", b);
+    op.bias = b.f32();
+  }
+  return op;
 }
 
 static BinaryArgs binary(const Backend& be, const char* op, const char* an, const char* bn,
@@ -382,8 +445,8 @@ void check_seq_slots(const Checker& c, uint32_t n_seqs, const uint32_t* st, cons
   if (n_seqs > 0 && !slots) c.fail(SY_ERR_INVALID_ARG, "state_slots is NULL");
   for (uint32_t s = 0; s < n_seqs; ++s) {
     if (slots[s] < 0 || slots[s] >= n_slots)
-      c.fail(SY_ERR_INVALID_ARG, "state_slots[%u]=%d is out of range [0, %" PRId64 ")", s,
-             slots[s], n_slots);
+      c.fail(SY_ERR_INVALID_ARG, "state_slots[%u]=%d is out of range [0, %" PRId64 ")", s, slots[s],
+             n_slots);
     for (uint32_t r = 0; r < s; ++r)
       if (slots[r] == slots[s])
         c.fail(SY_ERR_INVALID_ARG, "state_slots[%u] and state_slots[%u] are both %d", r, s,
@@ -405,9 +468,15 @@ const float* optional_vec(const Checker& c, const char* name, const sy_tensor* t
 SsmConvOp ssm_conv(const Backend& be, const sy_ssm_conv_args* args) {
   Checker c(be, "ssm_conv");
   c.args_header(args, args ? args->struct_size : 0, sizeof(sy_ssm_conv_args));
-  SsmConvOp op{c.f32("x", args->x), c.f32("weight", args->weight), c.f32("state", args->state),
-               c.f32("y", args->y), nullptr, args->n_seqs, args->seq_token_start,
-               args->state_slots, args->apply_silu != 0};
+  SsmConvOp op{c.f32("x", args->x),
+               c.f32("weight", args->weight),
+               c.f32("state", args->state),
+               c.f32("y", args->y),
+               nullptr,
+               args->n_seqs,
+               args->seq_token_start,
+               args->state_slots,
+               args->apply_silu != 0};
   c.at_most_2d("x", op.x);
   c.at_most_2d("weight", op.weight);
   const int64_t channels = op.x.ne[0], k = op.weight.ne[0];
@@ -429,10 +498,18 @@ SsmConvOp ssm_conv(const Backend& be, const sy_ssm_conv_args* args) {
 SsmScanOp ssm_scan(const Backend& be, const sy_ssm_scan_args* args) {
   Checker c(be, "ssm_scan");
   c.args_header(args, args ? args->struct_size : 0, sizeof(sy_ssm_scan_args));
-  SsmScanOp op{c.f32("u", args->u),         c.f32("dt", args->dt), c.f32("a", args->a),
-               c.f32("b", args->b),         c.f32("c", args->c),   c.f32("state", args->state),
-               c.f32("y", args->y),         nullptr,               nullptr,
-               nullptr,                     args->n_seqs,          args->seq_token_start,
+  SsmScanOp op{c.f32("u", args->u),
+               c.f32("dt", args->dt),
+               c.f32("a", args->a),
+               c.f32("b", args->b),
+               c.f32("c", args->c),
+               c.f32("state", args->state),
+               c.f32("y", args->y),
+               nullptr,
+               nullptr,
+               nullptr,
+               args->n_seqs,
+               args->seq_token_start,
                args->state_slots};
   c.at_most_2d("u", op.u);
   const int64_t d_inner = op.u.ne[0], n_tokens = op.u.ne[1], d_state = op.a.ne[0];
@@ -457,7 +534,10 @@ SsmScanOp ssm_scan(const Backend& be, const sy_ssm_scan_args* args) {
   }
   check_seq_slots(c, op.n_seqs, op.seq_token_start, op.state_slots, n_tokens, op.state.ne[2]);
   for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"u", &op.u},
-                                {"dt", &op.dt}, {"a", &op.a}, {"b", &op.b}, {"c", &op.c},
+                                {"dt", &op.dt},
+                                {"a", &op.a},
+                                {"b", &op.b},
+                                {"c", &op.c},
                                 {"state", &op.state}})
     c.disjoint("y", op.y, name, *t);
   c.disjoint("state", op.state, "u", op.u);

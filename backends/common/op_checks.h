@@ -42,6 +42,9 @@ MoeMatmulOp moe_matmul(const Backend& be, const sy_moe_matmul_args* args);
 BinaryArgs moe_combine(const Backend& be, const sy_tensor* x, const sy_tensor* weights,
                        const sy_tensor* y);  // a = x, b = weights
 
+RopeExtOp rope_ext(const Backend& be, const sy_rope_ext_args* args);
+BiasScaleOp bias_scale(const Backend& be, const sy_bias_scale_args* args);
+
 // Bytes a validated tensor covers.
 int64_t nbytes(const Tensor& t);
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "vec_math.h"
 
 namespace sy::cpu_onednn {
@@ -35,7 +35,8 @@ void dequant_row(uint32_t dt, const uint8_t* src, float* dst, int64_t k) {
       }
       break;
     }
-    default:
+    default:  // the other quantised types: the dtype table's codec
+      dtype::row_to_f32(dt, src, dst, k);
       break;
   }
 }

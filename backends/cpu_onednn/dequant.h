@@ -1,4 +1,5 @@
-// F16, BF16 and Q8_0 weight rows as F32: for get_rows and the GEMM's dequantised panels.
+// Weight rows of any dtype as F32 (F16, BF16 and Q8_0 vectorised, the others through the dtype
+// table's codecs): for get_rows and the GEMM's dequantised panels.
 #pragma once
 
 #include <cstdint>

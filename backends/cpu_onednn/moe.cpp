@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "dtype_util.h"
 #include "onednn_backend.h"
+#include "switchyard/common/dtype.h"
 #include "vec_math.h"
 
 namespace sy::cpu_onednn {

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "dequant.h"
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cpu_onednn {
 namespace {

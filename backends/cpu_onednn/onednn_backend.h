@@ -36,6 +36,8 @@ class OnednnBackend final : public plugin::Backend {
   void moe_gate(const plugin::MoeGateOp& op) override;
   void moe_matmul(const plugin::MoeMatmulOp& op) override;
   void moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y) override;
+  void rope_ext(const plugin::RopeExtOp& op) override;
+  void bias_scale(const plugin::BiasScaleOp& op) override;
 
  private:
   // Runs body(i) for i in [0, n): on the pool when `parallel` (the op is large enough to pay
@@ -46,6 +48,8 @@ class OnednnBackend final : public plugin::Backend {
       for (int64_t i = b; i < e; ++i) body(i);
     });
   }
+  // Rotates every head of every token of x by its token's cos/sin table ({2 * half} each).
+  void rotate(const Tensor& x, const float* cs, int64_t half, bool neox);
   int64_t gemv_max_m(uint32_t dtype) const;
   void gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w, const Tensor& y);
   // oneDNN GEMM over column slices of W, one slice per pool task (F16/BF16/Q8_0: each task

@@ -9,6 +9,7 @@
 #include "backend_plugin_util.h"
 #include "cpu_path.h"
 #include "onednn_factory.h"
+#include "switchyard/common/dtype.h"
 #include "thread_pool.h"
 
 namespace {
@@ -50,6 +51,8 @@ const char* load_check() {
 std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
   sy::cpu_onednn::BackendOptions opt;
   opt.path = g_path;
+  // Default: the physical cores among the CPUs this process may run on (taskset, a cgroup
+  // cpuset): replicas pinned to disjoint cores must not each start a thread per machine core.
   opt.threads = sy::plugin::positive_int_param(params, "threads",
                                                sy::cpu_onednn::physical_core_count(), 1024);
   // The largest M the GEMV kernels take (0: every matmul on the GEMM), to measure the crossover.
@@ -65,8 +68,7 @@ const sy::plugin::PluginDesc kDesc = {
     "0.1.0",
     g_description,
     SY_CAP_ZERO_COPY_HOST,
-    (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) | (1ull << SY_DTYPE_BF16) |
-        (1ull << SY_DTYPE_Q8_0),
+    sy::dtype::weight_mask(),
     kKnownParams,
     &make,
     /*hybrid_ops=*/true,

@@ -1,8 +1,10 @@
-// rms_norm, rope, add, swiglu and softmax: AVX2 over a row, the pool over rows when there are
-// enough. Every loop reads an element before writing the same index, so y == x is safe.
+// rms_norm, rope, rope_ext, bias_scale, add, swiglu and softmax: AVX2 over a row, the pool over
+// rows when there are enough. Every loop reads an element before writing the same index, so
+// y == x is safe.
 #include <cmath>
 
 #include "onednn_backend.h"
+#include "rope_angles.h"
 #include "vec_math.h"
 
 namespace sy::cpu_onednn {
@@ -36,9 +38,24 @@ void OnednnBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const 
   });
 }
 
+// Rotates every head of every token by its token's cos/sin table cs ({2 * half} per token).
+void OnednnBackend::rotate(const Tensor& x, const float* cs, int64_t half, bool neox) {
+  const int64_t head_dim = x.ne[0], n_head = x.ne[1], n_tokens = x.ne[2];
+  for_each(n_tokens * n_head, x.nelements() >= kParallelMinValues, [&](int64_t th) {
+    float* v = x.f32() + th * head_dim;
+    const float* c = cs + 2 * (th / n_head) * half;
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+      const float a = v[i0], b = v[i1];
+      v[i0] = a * c[2 * i] - b * c[2 * i + 1];
+      v[i1] = a * c[2 * i + 1] + b * c[2 * i];
+    }
+  });
+}
+
 void OnednnBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
                          float freq_scale, uint32_t mode) {
-  const int64_t head_dim = x.ne[0], n_head = x.ne[1], n_tokens = x.ne[2];
+  const int64_t n_tokens = x.ne[2];
   const int64_t half = n_rot / 2;
   // cos/sin per (token, pair), shared by all heads; theta in double because positions reach
   // thousands of radians, where an F32 angle is off by 1e-4.
@@ -52,15 +69,33 @@ void OnednnBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, fl
       cs[2 * (t * half + i) + 1] = (float)std::sin(theta);
     }
   });
-  const bool neox = mode == SY_ROPE_NEOX;
-  for_each(n_tokens * n_head, x.nelements() >= kParallelMinValues, [&](int64_t th) {
-    float* v = x.f32() + th * head_dim;
-    const float* c = cs + 2 * (th / n_head) * half;
-    for (int64_t i = 0; i < half; ++i) {
-      const int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
-      const float a = v[i0], b = v[i1];
-      v[i0] = a * c[2 * i] - b * c[2 * i + 1];
-      v[i1] = a * c[2 * i + 1] + b * c[2 * i];
+  rotate(x, cs, half, mode == SY_ROPE_NEOX);
+}
+
+void OnednnBackend::rope_ext(const plugin::RopeExtOp& op) {
+  const int64_t n_tokens = op.x.ne[2];
+  const int64_t half = op.n_rot / 2;
+  // ggml's F32 recipe (rope_angles.h): the angle table llama.cpp computes, per token.
+  scratch_.resize((size_t)(2 * n_tokens * half));
+  float* cs = scratch_.data();
+  const plugin::YarnRamp ramp(op);
+  for_each(n_tokens, n_tokens * half >= 4096,
+           [&](int64_t t) { plugin::rope_ext_angles(op, ramp, op.pos[t], cs + 2 * t * half); });
+  rotate(op.x, cs, half, op.mode == SY_ROPE_NEOX);
+}
+
+void OnednnBackend::bias_scale(const plugin::BiasScaleOp& op) {
+  const int64_t n = op.x.ne[0], rows = op.x.rows();
+  const float s = op.scale;
+  for_each(rows, rows * n >= kParallelMinValues, [&](int64_t r) {
+    const float* xr = op.x.f32() + r * n;
+    float* yr = op.y.f32() + r * n;
+    if (!op.bias) {
+      for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * s;
+    } else if (op.bias_first) {
+      for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] + op.bias[i]) * s;
+    } else {
+      for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * s + op.bias[i];
     }
   });
 }

@@ -1,6 +1,7 @@
 // Entry point of the cpu_ref plugin.
 #include "backend_plugin_util.h"
 #include "ref_backend.h"
+#include "switchyard/common/dtype.h"
 
 namespace {
 
@@ -15,8 +16,7 @@ const sy::plugin::PluginDesc kDesc = {
     "0.1.0",
     "Reference CPU backend: scalar C++ with double accumulators, the ground truth for tests",
     SY_CAP_ZERO_COPY_HOST,
-    (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) | (1ull << SY_DTYPE_BF16) |
-        (1ull << SY_DTYPE_Q8_0),
+    sy::dtype::weight_mask(),  // every type of the dtype table: rows are dequantised to F32
     kKnownParams,
     &make,
     /*hybrid_ops=*/true,

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "dtype_util.h"
 #include "ref_backend.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cpu_ref {
 namespace {

@@ -27,6 +27,8 @@ class RefBackend final : public plugin::Backend {
   void moe_gate(const plugin::MoeGateOp& op) override;
   void moe_matmul(const plugin::MoeMatmulOp& op) override;
   void moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y) override;
+  void rope_ext(const plugin::RopeExtOp& op) override;
+  void bias_scale(const plugin::BiasScaleOp& op) override;
 };
 
 }  // namespace sy::cpu_ref

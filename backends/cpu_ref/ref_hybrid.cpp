@@ -6,8 +6,8 @@
 #include <numeric>
 #include <vector>
 
-#include "dtype_util.h"
 #include "ref_backend.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cpu_ref {
 namespace {

@@ -1,8 +1,8 @@
 // get_rows and matmul: dequantise a weight row to F32, then plain loops.
 #include <vector>
 
-#include "dtype_util.h"
 #include "ref_backend.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cpu_ref {
 

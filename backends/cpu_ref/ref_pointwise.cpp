@@ -1,9 +1,11 @@
-// rms_norm, rope, add, swiglu and softmax, computed in double. Each reads an element before
+// rms_norm, rope, add, swiglu and softmax, computed in double; rope_ext and bias_scale in F32,
+// as llama.cpp computes them (their recipe is part of the op). Each reads an element before
 // writing the same element, so the allowed aliasing (y == x) is safe.
 #include <cmath>
 #include <vector>
 
 #include "ref_backend.h"
+#include "rope_angles.h"
 
 namespace sy::cpu_ref {
 
@@ -38,6 +40,35 @@ void RefBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float
       }
     }
   }
+}
+
+void RefBackend::rope_ext(const plugin::RopeExtOp& op) {
+  const int64_t head_dim = op.x.ne[0], n_head = op.x.ne[1], n_tokens = op.x.ne[2];
+  const int64_t half = op.n_rot / 2;
+  const plugin::YarnRamp ramp(op);
+  std::vector<float> cs(2 * half);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    plugin::rope_ext_angles(op, ramp, op.pos[t], cs.data());
+    for (int64_t h = 0; h < n_head; ++h) {
+      float* v = op.x.f32() + (t * n_head + h) * head_dim;
+      for (int64_t i = 0; i < half; ++i) {
+        const int64_t i0 = op.mode == SY_ROPE_NEOX ? i : 2 * i;
+        const int64_t i1 = op.mode == SY_ROPE_NEOX ? i + half : 2 * i + 1;
+        const float a = v[i0], b = v[i1], c = cs[2 * i], s = cs[2 * i + 1];
+        v[i0] = a * c - b * s;
+        v[i1] = a * s + b * c;
+      }
+    }
+  }
+}
+
+void RefBackend::bias_scale(const plugin::BiasScaleOp& op) {
+  const int64_t n = op.x.ne[0];
+  for (int64_t r = 0; r < op.x.rows(); ++r)
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = op.x.f32()[r * n + i], b = op.bias ? op.bias[i] : 0.0f;
+      op.y.f32()[r * n + i] = op.bias_first ? (x + b) * op.scale : x * op.scale + b;
+    }
 }
 
 void RefBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {

@@ -4,12 +4,13 @@
 #include <memory>
 
 #include "backend_plugin_util.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::gpu {
 
-// Weight dtypes matmul and get_rows accept: F32, F16 and BF16 (F32 accumulation) and Q8_0.
-constexpr uint64_t kWeightDtypes = (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16) |
-                                   (1ull << SY_DTYPE_BF16) | (1ull << SY_DTYPE_Q8_0);
+// Weight dtypes matmul, moe_matmul and get_rows accept: every type of the dtype table (the
+// kernels decode each one in load_w, device_common.cuh; F32 accumulation).
+constexpr uint64_t kWeightDtypes = dtype::weight_mask();
 
 // KV cache dtypes kv_store and attention accept: F32 and F16 (rounded to nearest even).
 constexpr uint64_t kKvDtypes = (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16);

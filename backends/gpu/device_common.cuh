@@ -1,6 +1,7 @@
 // Device helpers shared by the kernels: warp and block reductions and weight element loads.
 #pragma once
 
+#include "quant_load.cuh"
 #include "switchyard/abi/types.h"
 #include "vendor.h"
 
@@ -56,14 +57,17 @@ __device__ __forceinline__ float load_w(const uint8_t* row, int64_t k) {
     return sy_half_to_float(reinterpret_cast<const uint16_t*>(row)[k]);
   } else if constexpr (DT == SY_DTYPE_BF16) {
     return sy_bf16_to_float(reinterpret_cast<const uint16_t*>(row)[k]);
-  } else {
+  } else if constexpr (DT == SY_DTYPE_Q8_0) {
     const uint8_t* b = row + (k / kQ8Block) * kQ8BlockBytes;
     const uint16_t d = *reinterpret_cast<const uint16_t*>(b);  // blocks are 2-byte aligned
     return sy_half_to_float(d) * (float)(int8_t)b[2 + k % kQ8Block];
+  } else {
+    return load_quant<DT>(row, k);
   }
 }
 
-// Elements k..k+3 (k % 4 == 0) with one vector load; the caller checked the row's alignment.
+// Elements k..k+3 (k % 4 == 0), with one vector load for F32/F16/BF16/Q8_0; the caller checked
+// the row's alignment.
 template <int DT>
 __device__ __forceinline__ void load_w4(const uint8_t* row, int64_t k, float out[4]) {
   if constexpr (DT == SY_DTYPE_F32) {
@@ -76,7 +80,7 @@ __device__ __forceinline__ void load_w4(const uint8_t* row, int64_t k, float out
 #pragma unroll
     for (int i = 0; i < 4; ++i)
       out[i] = DT == SY_DTYPE_F16 ? sy_half_to_float(h[i]) : sy_bf16_to_float(h[i]);
-  } else {
+  } else if constexpr (DT == SY_DTYPE_Q8_0) {
     const uint8_t* b = row + (k / kQ8Block) * kQ8BlockBytes;
     const float d = sy_half_to_float(*reinterpret_cast<const uint16_t*>(b));
     // Four int8 at an even offset: two 2-byte loads.
@@ -84,6 +88,9 @@ __device__ __forceinline__ void load_w4(const uint8_t* row, int64_t k, float out
     const uint16_t lo = q[0], hi = q[1];
     out[0] = d * (float)(int8_t)(lo & 0xff), out[1] = d * (float)(int8_t)(lo >> 8);
     out[2] = d * (float)(int8_t)(hi & 0xff), out[3] = d * (float)(int8_t)(hi >> 8);
+  } else {  // the other quantised types decode element by element; a block is never split
+#pragma unroll
+    for (int i = 0; i < 4; ++i) out[i] = load_quant<DT>(row, k + i);
   }
 }
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "backend_plugin_util.h"
-#include "dtype_util.h"
+#include "switchyard/common/dtype.h"
 #include "vendor.h"
 
 namespace sy::gpu {
@@ -17,25 +17,31 @@ inline unsigned grid_for(int64_t n, int threads = kThreads) {
   return (unsigned)std::clamp<int64_t>((n + threads - 1) / threads, 1, 65535);
 }
 
-// Runs body with DT bound to a weight dtype as a compile-time constant.
+// Runs body with DT bound to a weight dtype as a compile-time constant: every type of the dtype
+// table (device.h's kWeightDtypes); a type the table gains needs a case here and a decoder in
+// quant_load.cuh.
+#define SY_WEIGHT_DTYPE_CASE(T, ...) \
+  case SY_DTYPE_##T: {               \
+    constexpr int DT = SY_DTYPE_##T; \
+    __VA_ARGS__;                     \
+  } break;
 #define SY_WEIGHT_DTYPE_SWITCH(dtype, op, ...)                                                     \
   switch (dtype) {                                                                                 \
-    case SY_DTYPE_F32: {                                                                           \
-      constexpr int DT = SY_DTYPE_F32;                                                             \
-      __VA_ARGS__;                                                                                 \
-    } break;                                                                                       \
-    case SY_DTYPE_F16: {                                                                           \
-      constexpr int DT = SY_DTYPE_F16;                                                             \
-      __VA_ARGS__;                                                                                 \
-    } break;                                                                                       \
-    case SY_DTYPE_BF16: {                                                                          \
-      constexpr int DT = SY_DTYPE_BF16;                                                            \
-      __VA_ARGS__;                                                                                 \
-    } break;                                                                                       \
-    case SY_DTYPE_Q8_0: {                                                                          \
-      constexpr int DT = SY_DTYPE_Q8_0;                                                            \
-      __VA_ARGS__;                                                                                 \
-    } break;                                                                                       \
+    SY_WEIGHT_DTYPE_CASE(F32, __VA_ARGS__)                                                         \
+    SY_WEIGHT_DTYPE_CASE(F16, __VA_ARGS__)                                                         \
+    SY_WEIGHT_DTYPE_CASE(BF16, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q4_0, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q4_1, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q5_0, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q5_1, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q8_0, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q2_K, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q3_K, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q4_K, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q5_K, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(Q6_K, __VA_ARGS__)                                                        \
+    SY_WEIGHT_DTYPE_CASE(IQ4_NL, __VA_ARGS__)                                                      \
+    SY_WEIGHT_DTYPE_CASE(IQ4_XS, __VA_ARGS__)                                                      \
     default:                                                                                       \
       throw plugin::PluginError(SY_ERR_UNSUPPORTED, std::string(op) + ": weight dtype " +          \
                                                         std::to_string(dtype) + " not supported"); \

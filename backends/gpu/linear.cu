@@ -1,6 +1,6 @@
 // get_rows and matmul. Small batches (decode) run a GEMV that reads each weight row once in its
 // stored dtype and accumulates in F32; larger batches go through a GEMM in F32, after
-// dequantising F16/BF16/Q8_0 weights panel by panel into scratch.
+// dequantising F16/BF16/quantised weights panel by panel into scratch.
 #include "blas.h"
 #include "device_common.cuh"
 #include "dispatch.h"
@@ -112,8 +112,10 @@ void GpuBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     return;
   }
   if (m <= kGemvMaxRows) {
-    // Vector loads need 4 | k and aligned rows; Q8_0 rows are 2-byte aligned by construction.
-    const uintptr_t w_align = w.dtype == SY_DTYPE_F32 ? 16 : w.dtype == SY_DTYPE_Q8_0 ? 2 : 8;
+    // Vector loads need 4 | k and aligned rows: 16 bytes for F32, 8 for F16/BF16; quantised
+    // rows (2-byte aligned by construction) are read by element.
+    const bool half_words = w.dtype == SY_DTYPE_F16 || w.dtype == SY_DTYPE_BF16;
+    const uintptr_t w_align = w.dtype == SY_DTYPE_F32 ? 16 : half_words ? 8 : 2;
     const bool vec = k % 4 == 0 && aligned(x.data, 16) && aligned(w.data, w_align);
     const unsigned blocks = (unsigned)((n + kGemvWarps - 1) / kGemvWarps);
     SY_WEIGHT_DTYPE_SWITCH(w.dtype, "matmul",

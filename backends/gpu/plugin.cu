@@ -209,7 +209,7 @@ const sy_backend_iface& inner() {
 }
 
 // Appending an entry to the table must come with its gate below.
-static_assert(offsetof(sy_backend_iface, moe_combine) + sizeof(void*) == sizeof(sy_backend_iface),
+static_assert(offsetof(sy_backend_iface, bias_scale) + sizeof(void*) == sizeof(sy_backend_iface),
               "sy_backend_iface grew: gate the new entry in gated_iface()");
 
 sy_backend_iface gated_iface() {
@@ -232,6 +232,8 @@ sy_backend_iface gated_iface() {
   SY_GATE(t, moe_gate);
   SY_GATE(t, moe_matmul);
   SY_GATE(t, moe_combine);
+  SY_GATE(t, rope_ext);
+  SY_GATE(t, bias_scale);
   return t;
 }
 

@@ -1,8 +1,9 @@
-// rms_norm, rope, add, swiglu and softmax. Each thread reads an element before it writes that
-// same element, so the aliasing the ABI allows (y == x) is safe.
+// rms_norm, rope, rope_ext, bias_scale, add, swiglu and softmax. Each thread reads an element
+// before it writes that same element, so the aliasing the ABI allows (y == x) is safe.
 #include "device_common.cuh"
 #include "dispatch.h"
 #include "gpu_backend.h"
+#include "rope_angles.h"
 
 namespace sy::gpu {
 namespace {
@@ -37,6 +38,54 @@ __global__ void rope_kernel(float* x, const int32_t* pos, int64_t n_tokens, int6
     const double a = v[i0], b = v[i1];
     v[i0] = (float)(a * c - b * s);
     v[i1] = (float)(a * s + b * c);
+  }
+}
+
+// What rope_ext_kernel needs beyond the tensors: the host computes the per-call constants once.
+struct RopeExtConsts {
+  float theta_scale, freq_scale, ext_factor, attn_factor, yarn_mscale, ramp_lo, ramp_hi;
+  int n_rot;
+  bool neox;
+};
+
+// One thread per rotated pair, theta in F32 in ggml's order (backend.h): the running product of
+// theta_scale up to the pair, divided by its frequency factor, then the YaRN mix.
+__global__ void rope_ext_kernel(float* x, const int32_t* pos, const float* freq_factors,
+                                int64_t n_tokens, int64_t n_head, int64_t head_dim,
+                                RopeExtConsts k) {
+  const int half = k.n_rot / 2;
+  const int64_t total = n_tokens * n_head * half;
+  for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (int64_t)gridDim.x * blockDim.x) {
+    const int i = (int)(e % half);
+    const int64_t head = e / half;  // token * n_head + h
+    float theta = (float)pos[head / n_head];
+    for (int j = 0; j < i; ++j) theta *= k.theta_scale;
+    const float extrap = theta / (freq_factors ? freq_factors[i] : 1.0f);
+    float th = k.freq_scale * extrap;
+    float mscale = k.attn_factor;
+    if (k.ext_factor != 0.0f) {
+      const float y = ((float)i - k.ramp_lo) / fmaxf(0.001f, k.ramp_hi - k.ramp_lo);
+      const float mix = (1 - fminf(1.0f, fmaxf(0.0f, y))) * k.ext_factor;
+      th = th * (1 - mix) + extrap * mix;
+      mscale *= k.yarn_mscale;
+    }
+    const float c = cosf(th) * mscale, s = sinf(th) * mscale;
+    float* v = x + head * head_dim;
+    const int i0 = k.neox ? i : 2 * i, i1 = k.neox ? i + half : 2 * i + 1;
+    const float a = v[i0], b = v[i1];
+    v[i0] = a * c - b * s;
+    v[i1] = a * s + b * c;
+  }
+}
+
+// y = x * scale + bias or (x + bias) * scale, bias per column (n values).
+__global__ void bias_scale_kernel(const float* x, const float* bias, float scale, bool bias_first,
+                                  float* y, int64_t n, int64_t total) {
+  for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (int64_t)gridDim.x * blockDim.x) {
+    const float b = bias ? bias[e % n] : 0.0f;
+    y[e] = bias_first ? (x[e] + b) * scale : x[e] * scale + b;
   }
 }
 
@@ -97,6 +146,38 @@ void GpuBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float
             d_pos, n_tokens, n_head, head_dim, (int)n_rot, (double)freq_base, (double)freq_scale,
             mode == SY_ROPE_NEOX);
   launched("rope");
+}
+
+void GpuBackend::rope_ext(const plugin::RopeExtOp& op) {
+  const int64_t head_dim = op.x.ne[0], n_head = op.x.ne[1], n_tokens = op.x.ne[2];
+  if (n_tokens == 0 || n_head == 0) return;
+  begin_op({op.x.data, op.freq_factors});
+  meta_begin();
+  const size_t pos_at = meta_add(op.pos, n_tokens * sizeof(int32_t));
+  const int32_t* d_pos = reinterpret_cast<const int32_t*>(meta_upload() + pos_at);
+  const plugin::YarnRamp ramp(op);
+  RopeExtConsts k{};
+  k.theta_scale = std::pow(op.freq_base, -2.0f / (float)op.n_rot);
+  k.freq_scale = op.freq_scale;
+  k.ext_factor = op.ext_factor;
+  k.attn_factor = op.attn_factor;
+  k.yarn_mscale = op.ext_factor != 0.0f ? 1.0f + 0.1f * std::log(1.0f / op.freq_scale) : 1.0f;
+  k.ramp_lo = ramp.lo;
+  k.ramp_hi = ramp.hi;
+  k.n_rot = (int)op.n_rot;
+  k.neox = op.mode == SY_ROPE_NEOX;
+  SY_LAUNCH(rope_ext_kernel, grid_for(n_tokens * n_head * (op.n_rot / 2)), kThreads, compute_,
+            op.x.f32(), d_pos, op.freq_factors, n_tokens, n_head, head_dim, k);
+  launched("rope_ext");
+}
+
+void GpuBackend::bias_scale(const plugin::BiasScaleOp& op) {
+  const int64_t n = op.x.nelements();
+  if (n == 0) return;
+  begin_op({op.x.data, op.bias, op.y.data});
+  SY_LAUNCH(bias_scale_kernel, grid_for(n), kThreads, compute_, op.x.f32(), op.bias, op.scale,
+            op.bias_first, op.y.f32(), op.x.ne[0], n);
+  launched("bias_scale");
 }
 
 void GpuBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {

@@ -17,13 +17,13 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/model_costs.h"
-#include "dtype_util.h"
 #include "engine/variant.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
 #include "model/generator.h"
-#include "model/generator_detail.h"  // dtype_id: the names mkmodel --dtype accepts
+#include "model/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 #include "model/kv_cache.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cli {
 namespace {
@@ -65,8 +65,8 @@ __attribute__((target("avx2"))) uint64_t stream_sum_avx2(const uint64_t* p, size
       s[k] = _mm256_add_epi64(s[k], _mm256_loadu_si256((const __m256i*)(p + i + 4 * k)));
   }
   uint64_t out[4];
-  _mm256_storeu_si256((__m256i*)out, _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]),
-                                                      _mm256_add_epi64(s[2], s[3])));
+  _mm256_storeu_si256((__m256i*)out,
+                      _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3])));
   return out[0] + out[1] + out[2] + out[3];
 }
 uint64_t stream_sum(const uint64_t* p, size_t n) {
@@ -74,7 +74,10 @@ uint64_t stream_sum(const uint64_t* p, size_t n) {
   if (__builtin_cpu_supports("avx2")) return stream_sum_avx2(p, n);
   uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   for (size_t i = 0; i + 4 <= n; i += 4) {
-    s0 += p[i]; s1 += p[i + 1]; s2 += p[i + 2]; s3 += p[i + 3];
+    s0 += p[i];
+    s1 += p[i + 1];
+    s2 += p[i + 2];
+    s3 += p[i + 3];
   }
   return s0 + s1 + s2 + s3;
 }
@@ -225,7 +228,7 @@ void crossover(const std::string& backend, const Params& base,
       " and 2816 x 768, summed)\n%-6s %4s %10s %10s %8s\n",
       "dtype", "M", "GEMV us", "GEMM us", "GEMM/GEMV");
   for (const std::string& dt : dts) {
-    const uint32_t id = model::detail::dtype_id(dt);
+    const uint32_t id = model::detail::file_type(dt).base;
     for (int64_t m : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}) {
       double t[2] = {0, 0};
       for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 2816}, {2816, 768}}) {
@@ -267,7 +270,7 @@ int cmd_bench_backend(int argc, char** argv) {
   std::vector<std::string> dtypes;
   std::stringstream ss(a.str("dtypes", "f32,f16,bf16,q8_0"));
   for (std::string d; std::getline(ss, d, ',');) {
-    model::detail::dtype_id(d);  // any name mkmodel --dtype knows; refused before any work
+    model::detail::file_type(d);  // any name mkmodel --dtype knows; refused before any work
     dtypes.push_back(d);
   }
   Params params;

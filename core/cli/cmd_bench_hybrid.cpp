@@ -19,7 +19,7 @@
 #include "host/host_api.h"
 #include "host/plugin_host.h"
 #include "model/generator.h"
-#include "model/generator_detail.h"  // dtype_id: the names mkmodel --dtype accepts
+#include "model/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 #include "model/kv_cache.h"
 #include "model/model.h"
 
@@ -184,7 +184,7 @@ int cmd_bench_hybrid(int argc, char** argv) {
     return 0;
   }
   const std::string dtype = a.str("dtype", "f32");
-  model::detail::dtype_id(dtype);  // refuses a name mkmodel does not know, before any work
+  model::detail::file_type(dtype);  // refuses a name mkmodel does not know, before any work
   const uint32_t kv_dtype = model::kv_dtype_from_name(a.str("kv-dtype", "f32"));
   const uint32_t decode = static_cast<uint32_t>(a.integer("decode-tokens", 32));
   const uint32_t chunk = static_cast<uint32_t>(a.integer("chunk", 2048));

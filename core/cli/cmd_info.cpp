@@ -1,11 +1,13 @@
 // switchyard info: a GGUF file's metadata and tensor table.
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "dtype_util.h"
 #include "gguf/gguf.h"
+#include "switchyard/common/dtype.h"
+#include "switchyard/common/file_type.h"
 
 namespace sy::cli {
 namespace {
@@ -44,15 +46,26 @@ int cmd_info(int argc, char** argv) {
   auto f = gguf::File::open(a.positional()[0]);
   std::printf("%s: GGUF v%u, alignment %u, %zu metadata keys, %zu tensors\n", a.positional()[0].c_str(),
               f->version(), f->alignment(), f->metadata().size(), f->tensors().size());
-  for (const auto& [k, v] : f->metadata()) std::printf("  %-44s %s\n", k.c_str(), show(v).c_str());
+  for (const auto& [k, v] : f->metadata()) {
+    std::string shown = show(v);
+    if (k == "general.file_type" && dtype::file_type_by_id((uint32_t)v.u))
+      shown += std::string(" (") + dtype::file_type_by_id((uint32_t)v.u)->name + ")";
+    std::printf("  %-44s %s\n", k.c_str(), shown.c_str());
+  }
   uint64_t bytes = 0, params = 0;
+  std::map<uint32_t, int> per_type;  // tensors of each type, in type-id order
   for (const auto& t : f->tensors()) {
     std::string dims;
     for (uint32_t d = 0; d < t.n_dims; ++d) dims += (d ? ", " : "") + std::to_string(t.ne[d]);
-    std::printf("  %-32s %-5s {%s}\n", t.name.c_str(), dtype::name(t.type), dims.c_str());
+    std::printf("  %-32s %-6s {%s}\n", t.name.c_str(), dtype::name(t.type), dims.c_str());
     bytes += t.nbytes;
     params += t.n_elements();
+    ++per_type[t.type];
   }
+  std::string types;
+  for (const auto& [t, n] : per_type)
+    types += (types.empty() ? "" : ", ") + std::string(dtype::name(t)) + " x" + std::to_string(n);
+  std::printf("types: %s\n", types.c_str());
   std::printf("total: %.2fM parameters, %.2f MiB of tensor data\n", params / 1e6, bytes / 1048576.0);
   return 0;
 }

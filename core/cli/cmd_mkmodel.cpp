@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "model/generator.h"
+#include "switchyard/common/file_type.h"
 
 namespace sy::cli {
 
@@ -18,11 +19,13 @@ int cmd_mkmodel(int argc, char** argv) {
     std::string presets;
     for (const auto& p : model::preset_names()) presets += " " + p;
     std::printf(
-        "usage: switchyard mkmodel --out F.gguf [--preset P] [--shape S.toml] [--dtype f32|f16|bf16|q8_0]\n"
-        "                          [--seed N] [--n-vocab N --n-ctx N --n-embd N --n-layer N --n-ff N\n"
+        "usage: switchyard mkmodel --out F.gguf [--preset P] [--shape S.toml] [--dtype T]\n"
+        "                          [--seed N] [--n-vocab N --n-ctx N --n-embd N --n-layer N --n-ff "
+        "N\n"
         "                           --n-head N --n-head-kv N --tied]\n"
-        "presets:%s (default dense-tiny)\n",
-        presets.c_str());
+        "presets:%s (default dense-tiny)\n"
+        "dtypes (llama-quantize's file types and per-tensor mixes, default f32): %s\n",
+        presets.c_str(), dtype::file_type_names().c_str());
     if (!a.has("out") && !a.has("help")) throw UsageError("--out is required");
     return 0;
   }

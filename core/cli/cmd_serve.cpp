@@ -36,12 +36,22 @@ int cmd_serve(int argc, char** argv) {
     o.port = static_cast<uint16_t>(p);
   }
   o.sighup = true;
+  o.defer_load = true;  // bind first: /health says 503 (loading) until the variants are up
   server::install_signal_handlers();
   server::Server s(a.str("config"), o);
-  s.start();
+  s.listen();
   std::printf("switchyard serving on http://%s:%d\n", s.host().c_str(), s.port());
   std::fflush(stdout);
+  s.load();
   while (!server::stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Drain: /health turns 503 so a load balancer stops sending, what runs finishes; a second
+  // SIGINT/SIGTERM or drain_timeout_s cuts it short.
+  const double limit_s = s.options().drain_timeout_s;
+  logger()->info("draining (at most {} s)", limit_s);
+  s.begin_drain();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  while (!s.drained() && std::chrono::steady_clock::now() < until && server::stop_signals() < 2)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   logger()->info("stopping");
   s.stop();
   return 0;

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "config/toml_reader.h"
+#include "switchyard/common/file_type.h"
+#include "text/chat_template.h"
 
 namespace sy {
 namespace {
@@ -77,13 +79,20 @@ Config parse_config(const toml::table& root, const std::string& origin) {
   if (auto* t = table_at(origin, root, "model")) {
     TableReader r(origin, *t, "model.");
     r.read_string("path", c.model.path, true);
+    r.read_string("chat_template", c.model.chat_template);
+    if (!c.model.chat_template.empty() && !text::chat_format_by_name(c.model.chat_template)) {
+      std::string names;
+      for (const auto& n : text::chat_format_names()) names += (names.empty() ? "" : ", ") + n;
+      r.fail(
+          *t->get("chat_template"), "chat_template",
+          "unknown chat template '" + c.model.chat_template + "' (expected one of: " + names + ")");
+    }
     r.read_string("generate", c.model.generate);
     r.read_int("seed", c.model.seed, 0, INT64_MAX);
     r.read_string("dtype", c.model.dtype);
-    if (c.model.dtype != "f32" && c.model.dtype != "f16" && c.model.dtype != "bf16" &&
-        c.model.dtype != "q8_0")
+    if (!dtype::find_file_type(c.model.dtype))
       r.fail(*t->get("dtype"), "dtype",
-             "must be f32, f16, bf16 or q8_0, got '" + c.model.dtype + "'");
+             "must be one of " + dtype::file_type_names() + ", got '" + c.model.dtype + "'");
     r.reject_unknown();
   } else {
     throw ConfigError(origin + ":1:1: model: required table [model] is missing");

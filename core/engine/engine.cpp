@@ -130,8 +130,15 @@ void Engine::publish_blocks(Request& r) {
   const uint32_t full = r.num_computed / cache_.block_size();
   if (full <= r.published_blocks) return;
   update_hashes(r);
-  for (uint32_t b = r.published_blocks; b < full; ++b)
-    cache_.pool().publish(r.blocks[b], r.hashes[b]);
+  const uint32_t bs = cache_.block_size();
+  std::vector<int32_t> toks;  // the block's tokens, only for an observer (KV events)
+  for (uint32_t b = r.published_blocks; b < full; ++b) {
+    if (cache_.pool().observed()) {
+      toks.resize(bs);
+      for (uint32_t i = 0; i < bs; ++i) toks[i] = r.token_at(b * bs + i);
+    }
+    cache_.pool().publish(r.blocks[b], r.hashes[b], b ? r.hashes[b - 1] : 0, toks);
+  }
   r.published_blocks = full;
 }
 

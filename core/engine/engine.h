@@ -25,7 +25,7 @@ struct EngineLimits {
   uint32_t max_seqs = 16;
   uint32_t max_batch_tokens = 2048;
   uint32_t max_context = 0;  // 0: model's
-  int32_t eos = -1;
+  std::vector<int32_t> eos;  // the ids that end generation (eos, eot, eom); empty: none
   bool prefix_caching = false;  // share full KV blocks of equal prefixes across requests
   bool overlap = false;         // plan and prepare step N+1 while step N computes
 };

@@ -217,7 +217,7 @@ StepStats Engine::commit(Batch& b) {
     r.output.push_back(tok);
     r.token_ns.push_back(now);
     if (on_token) on_token(r, tok);
-    if (r.spec.stop_at_eos && tok == lim_.eos)
+    if (r.spec.stop_at_eos && std::find(lim_.eos.begin(), lim_.eos.end(), tok) != lim_.eos.end())
       finish(r, FinishReason::stop, now);
     else if (r.output.size() >= r.spec.max_new_tokens)
       finish(r, FinishReason::length, now);

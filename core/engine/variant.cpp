@@ -78,6 +78,9 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   } catch (const std::exception& e) {
     logger()->warn("{}: no text tokenizer ({}); token ids only", config.model.path, e.what());
   }
+  v->chat_template = text::ChatTemplate::resolve(config.model.chat_template,
+                                                 v->file->get_string("tokenizer.chat_template"));
+  if (!v->chat_template.ok()) logger()->warn("{}: {}", config.model.path, v->chat_template.error());
   const auto& mi = v->model->info();
   const uint32_t ctx =
       config.engine.max_context ? std::min(config.engine.max_context, mi.n_ctx) : mi.n_ctx;
@@ -101,7 +104,7 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   lim.max_seqs = config.engine.max_seqs;
   lim.max_batch_tokens = config.engine.max_batch_tokens;
   lim.max_context = ctx;
-  lim.eos = v->tokenizer ? v->tokenizer->vocab().eos : -1;
+  if (v->tokenizer) lim.eos = v->tokenizer->end_of_generation();
   lim.prefix_caching = config.engine.prefix_caching;
   lim.overlap = config.engine.overlap;
   v->engine = std::make_unique<Engine>(*v->model, *v->cache, *v->scheduler, lim);

@@ -12,6 +12,7 @@
 #include "host/triage_router.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace sy::engine {
@@ -28,6 +29,7 @@ struct Variant {
   std::shared_ptr<Plugin> router_plugin;       // [triage] plugin; null without one
   std::unique_ptr<TriageRouter> router;        // built even with force_full (never called then)
   std::unique_ptr<text::Tokenizer> tokenizer;  // null for files without a text vocab
+  text::ChatTemplate chat_template;            // how chat requests become prompts
   std::unique_ptr<Engine> engine;
 
   // Loads everything or throws (PluginError, BackendError, gguf::Error, std::runtime_error) with

@@ -1,6 +1,6 @@
 // Tensor shape and size checks shared by the reader and the writer.
-#include "dtype_util.h"
 #include "gguf_detail.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::gguf::detail {
 
@@ -20,7 +20,11 @@ uint64_t tensor_nbytes(const std::string& origin, const std::string& subject, ui
     }
   }
   if (!sy::dtype::is_known(type)) {
-    fail(origin, Errc::bad_tensor_type, subject + " type " + std::to_string(type) + " unknown");
+    const std::string ggml = sy::dtype::ggml_only_name(type);
+    fail(origin, Errc::bad_tensor_type,
+         subject + " type " + std::to_string(type) +
+             (ggml.empty() ? " is unknown" : " (" + ggml + ") is not supported") +
+             "; supported types: " + sy::dtype::type_names());
   }
   const int64_t blk = sy::dtype::block_elems(type);
   if (ne[0] % blk != 0) {

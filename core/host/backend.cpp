@@ -2,7 +2,9 @@
 
 namespace sy {
 
-Buffer::~Buffer() { b_->api().buffer_free(b_->handle(), h_); }
+Buffer::~Buffer() {
+  b_->api().buffer_free(b_->handle(), h_);
+}
 void Buffer::write(uint64_t offset, const void* src, uint64_t n) {
   b_->check(b_->api().buffer_write(b_->handle(), h_, offset, src, n), "buffer_write");
 }
@@ -57,24 +59,32 @@ std::vector<std::string> Backend::missing_ops() const {
   return missing;
 }
 
-std::vector<std::string> Backend::missing_hybrid_ops(bool ssm, bool moe) const {
-  std::vector<std::string> missing;
-  // A shorter (older) table does not have the slot at all: never read past its struct_size.
-#define SY_REQUIRE_OP_1_1(op)                                                           \
+// A shorter (older) table does not have the slot at all: never read past its struct_size.
+#define SY_REQUIRE_OPTIONAL_OP(op)                                                        \
   if (api_->struct_size < offsetof(sy_backend_iface, op) + sizeof(api_->op) || !api_->op) \
     missing.push_back(#op);
+
+std::vector<std::string> Backend::missing_hybrid_ops(bool ssm, bool moe) const {
+  std::vector<std::string> missing;
   if (ssm) {
-    SY_REQUIRE_OP_1_1(ssm_conv)
-    SY_REQUIRE_OP_1_1(ssm_scan)
+    SY_REQUIRE_OPTIONAL_OP(ssm_conv)
+    SY_REQUIRE_OPTIONAL_OP(ssm_scan)
   }
   if (moe) {
-    SY_REQUIRE_OP_1_1(moe_gate)
-    SY_REQUIRE_OP_1_1(moe_matmul)
-    SY_REQUIRE_OP_1_1(moe_combine)
+    SY_REQUIRE_OPTIONAL_OP(moe_gate)
+    SY_REQUIRE_OPTIONAL_OP(moe_matmul)
+    SY_REQUIRE_OPTIONAL_OP(moe_combine)
   }
-#undef SY_REQUIRE_OP_1_1
   return missing;
 }
+
+std::vector<std::string> Backend::missing_model_ops(bool rope_ext, bool bias_scale) const {
+  std::vector<std::string> missing;
+  if (rope_ext) SY_REQUIRE_OPTIONAL_OP(rope_ext)
+  if (bias_scale) SY_REQUIRE_OPTIONAL_OP(bias_scale)
+  return missing;
+}
+#undef SY_REQUIRE_OPTIONAL_OP
 
 std::unique_ptr<Buffer> Backend::alloc(uint64_t size) {
   sy_buffer_t b = nullptr;

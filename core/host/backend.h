@@ -30,7 +30,8 @@ class Backend;
 // A device buffer; freed through its backend.
 class Buffer {
  public:
-  Buffer(Backend* backend, sy_buffer_t handle, uint64_t size) : b_(backend), h_(handle), size_(size) {}
+  Buffer(Backend* backend, sy_buffer_t handle, uint64_t size)
+      : b_(backend), h_(handle), size_(size) {}
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -78,6 +79,9 @@ class Backend {
   // Names of the 1.1 hybrid ops (SSM: ssm_conv, ssm_scan; MoE: moe_gate, moe_matmul,
   // moe_combine) that are NULL or beyond the plugin table's struct_size.
   std::vector<std::string> missing_hybrid_ops(bool ssm, bool moe) const;
+  // Names of the 1.3 model ops (rope_ext; bias_scale) asked for that are NULL or beyond the
+  // plugin table's struct_size.
+  std::vector<std::string> missing_model_ops(bool rope_ext, bool bias_scale) const;
 
   std::unique_ptr<Buffer> alloc(uint64_t size);
   // Zero-copy when the backend can wrap host memory, else a device copy.

@@ -4,14 +4,56 @@
 
 namespace sy::model {
 
-void require_ops(const Backend& backend, const std::string& arch, bool recurrent, bool moe) {
+void require_ops(const Backend& backend, const std::string& arch, const OpNeeds& needs) {
   std::vector<std::string> missing = backend.missing_ops();
-  for (auto& m : backend.missing_hybrid_ops(recurrent, moe)) missing.push_back(m);
+  for (auto& m : backend.missing_hybrid_ops(needs.ssm, needs.moe)) missing.push_back(m);
+  for (auto& m : backend.missing_model_ops(needs.rope_ext, needs.bias_scale)) missing.push_back(m);
   if (missing.empty()) return;
   std::string names;
   for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
   throw std::runtime_error("backend " + backend.plugin().name() + " lacks ops the " + arch +
                            " model needs: " + names);
+}
+
+void apply_linear(Backend& backend, const Linear& l, const sy_tensor& x, const sy_tensor& y) {
+  const auto& api = backend.api();
+  sy_backend_t b = backend.handle();
+  backend.check(api.matmul(b, &x, &l.w, &y), "matmul");
+  if (!l.has_epilogue()) return;
+  sy_bias_scale_args a{};
+  a.struct_size = sizeof a;
+  a.order = l.bias_first ? SY_BIAS_THEN_SCALE : SY_SCALE_THEN_BIAS;
+  a.x = &y;
+  a.bias = l.has_bias ? &l.bias : nullptr;
+  a.y = &y;
+  a.scale = l.scale;
+  backend.check(api.bias_scale(b, &a), "bias_scale");
+}
+
+void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_factors,
+                const sy_tensor& x3, const int32_t* pos) {
+  const auto& api = backend.api();
+  sy_backend_t b = backend.handle();
+  if (rope.plain() && !freq_factors) {
+    backend.check(api.rope(b, &x3, pos, rope.n_rot, rope.freq_base, rope.freq_scale, SY_ROPE_NORM),
+                  "rope");
+    return;
+  }
+  sy_rope_ext_args a{};
+  a.struct_size = sizeof a;
+  a.mode = SY_ROPE_NORM;
+  a.x = &x3;
+  a.pos = pos;
+  a.freq_factors = freq_factors;
+  a.n_rot = rope.n_rot;
+  a.n_ctx_orig = rope.n_ctx_orig;
+  a.freq_base = rope.freq_base;
+  a.freq_scale = rope.freq_scale;
+  a.ext_factor = rope.ext_factor;
+  a.attn_factor = rope.attn_factor;
+  a.beta_fast = rope.beta_fast;
+  a.beta_slow = rope.beta_slow;
+  backend.check(api.rope_ext(b, &a), "rope_ext");
 }
 
 void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint32_t layer,
@@ -39,15 +81,13 @@ void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint
   backend.check(api.attention(b, &aa), "attention");
 }
 
-void swiglu_ffn(Backend& backend, const sy_tensor& xn, const sy_tensor& w_gate,
-                const sy_tensor& w_up, const sy_tensor& w_down, const sy_tensor& gate,
-                const sy_tensor& up, const sy_tensor& out) {
-  const auto& api = backend.api();
-  sy_backend_t b = backend.handle();
-  backend.check(api.matmul(b, &xn, &w_gate, &gate), "matmul");
-  backend.check(api.matmul(b, &xn, &w_up, &up), "matmul");
-  backend.check(api.swiglu(b, &gate, &up, &gate), "swiglu");
-  backend.check(api.matmul(b, &gate, &w_down, &out), "matmul");
+void swiglu_ffn(Backend& backend, const sy_tensor& xn, const Linear& w_gate, const Linear& w_up,
+                const Linear& w_down, const sy_tensor& gate, const sy_tensor& up,
+                const sy_tensor& out) {
+  apply_linear(backend, w_gate, xn, gate);
+  apply_linear(backend, w_up, xn, up);
+  backend.check(backend.api().swiglu(backend.handle(), &gate, &up, &gate), "swiglu");
+  apply_linear(backend, w_down, gate, out);
 }
 
 std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy_tensor& x,

@@ -1,18 +1,35 @@
-// The op sequences llama and jamba share, written once: attention over the paged KV cache, the
-// SwiGLU FFN, and the output head over the rows that want logits.
+// The op sequences of the decoder's layers, written once: projections with their epilogue,
+// attention over the paged KV cache, the SwiGLU FFN, and the output head over the rows that want
+// logits.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "host/backend.h"
+#include "model/decoder_hparams.h"
+#include "model/decoder_weights.h"
 #include "model/flat_batch.h"
 #include "model/kv_cache.h"
 
 namespace sy::model {
 
+// The optional ops a model needs beyond the 1.0 table.
+struct OpNeeds {
+  bool ssm = false, moe = false;              // 1.1 hybrid ops
+  bool rope_ext = false, bias_scale = false;  // 1.3 model ops
+};
+
 // Throws naming the backend and every op the model of `arch` needs that the backend lacks.
-void require_ops(const Backend& backend, const std::string& arch, bool recurrent, bool moe);
+void require_ops(const Backend& backend, const std::string& arch, const OpNeeds& needs);
+
+// y = W x, then the projection's bias and scale (in place on y).
+void apply_linear(Backend& backend, const Linear& l, const sy_tensor& x, const sy_tensor& y);
+
+// RoPE on x3 ({head_dim, n_head, T}) at positions pos: the 1.0 op for a plain rotation, else
+// rope_ext with the frequency factors (or null) and YaRN settings.
+void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_factors,
+                const sy_tensor& x3, const int32_t* pos);
 
 // Carves one activation buffer into 64-byte aligned float arrays.
 class ScratchLayout {
@@ -35,9 +52,9 @@ void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint
                      const sy_tensor& out3, uint32_t n_kv_head, float scale);
 
 // out = down(silu(gate(xn)) * up(xn)); `gate` and `up` are {n_ff, T} scratch.
-void swiglu_ffn(Backend& backend, const sy_tensor& xn, const sy_tensor& w_gate,
-                const sy_tensor& w_up, const sy_tensor& w_down, const sy_tensor& gate,
-                const sy_tensor& up, const sy_tensor& out);
+void swiglu_ffn(Backend& backend, const sy_tensor& xn, const Linear& w_gate, const Linear& w_up,
+                const Linear& w_down, const sy_tensor& gate, const sy_tensor& up,
+                const sy_tensor& out);
 
 // The output norm and vocab projection of the rows of x that want logits, gathered into `sel`
 // ({E, n_out}) and projected into `logits` ({n_vocab, n_out}, at logits_offset of `act`);

@@ -3,29 +3,37 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "dtype_util.h"
 #include "gguf/gguf.h"
 #include "model/generator_detail.h"
+#include "model/quant_mix.h"
+#include "switchyard/common/dtype.h"
 #include "text/tokenizer.h"
 
 namespace sy::model {
 namespace detail {
 
-uint32_t dtype_id(const std::string& d) {
-  if (d == "f32") return SY_DTYPE_F32;
-  if (d == "f16") return SY_DTYPE_F16;
-  if (d == "bf16") return SY_DTYPE_BF16;
-  if (d == "q8_0") return SY_DTYPE_Q8_0;
-  throw std::invalid_argument("unknown dtype '" + d + "' (expected f32, f16, bf16 or q8_0)");
+const dtype::FileType& file_type(const std::string& d) {
+  if (const dtype::FileType* f = dtype::find_file_type(d)) return *f;
+  throw std::invalid_argument("unknown dtype '" + d + "' (expected " + dtype::file_type_names() +
+                              ")");
 }
 
-uint32_t file_type(uint32_t t) {  // llama_ftype
-  switch (t) {
-    case SY_DTYPE_F16: return 1;
-    case SY_DTYPE_Q8_0: return 7;
-    case SY_DTYPE_BF16: return 32;
-    default: return 0;
-  }
+void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name,
+                        const std::pair<const char*, uint32_t>* dims, size_t n_dims) {
+  // A file type of 32-value blocks has no smaller type to fall back to (llama-quantize refuses
+  // such rows too); the K-quant types fall back per tensor (QuantMix).
+  if (dtype::block_elems(ft.base) != dtype::kQ8Block) return;
+  for (size_t i = 0; i < n_dims; ++i)
+    if (dims[i].second % dtype::kQ8Block)
+      throw std::invalid_argument(dtype_name + " needs " + dims[i].first +
+                                  " to be a multiple of 32, it is " +
+                                  std::to_string(dims[i].second));
+}
+
+void set_file_type(gguf::Writer& w, const dtype::FileType& ft) {
+  w.set("general.file_type", gguf::Value::of_u32(ft.id));
+  if (dtype::block_elems(ft.base) > 1)
+    w.set("general.quantization_version", gguf::Value::of_u32(2));
 }
 
 void write_vocab(gguf::Writer& w, uint32_t n_vocab) {
@@ -45,8 +53,6 @@ void write_vocab(gguf::Writer& w, uint32_t n_vocab) {
 
 }  // namespace detail
 
-using detail::dtype_id;
-using detail::file_type;
 using detail::Rng;
 
 ModelShape preset_shape(const std::string& name) {
@@ -84,19 +90,19 @@ uint64_t count_params(const ModelShape& s) {
 void write_random_llama(const ModelShape& s, const std::string& dtype, uint64_t seed,
                         const std::filesystem::path& path) {
   if (s.arch != "llama") return detail::write_random_ssm(s, dtype, seed, path);
-  const uint32_t wt = dtype_id(dtype);
+  const dtype::FileType& ft = detail::file_type(dtype);
   if (s.n_head == 0 || s.n_embd % s.n_head || s.n_head_kv == 0 || s.n_head % s.n_head_kv)
     throw std::invalid_argument("n_head must divide n_embd and n_head_kv must divide n_head");
   if (s.n_vocab < 259) throw std::invalid_argument("n_vocab must be at least 259 (3 specials + 256 bytes)");
-  if (wt == SY_DTYPE_Q8_0 && (s.n_embd % 32 || s.n_ff % 32))
-    throw std::invalid_argument("q8_0 needs n_embd and n_ff to be multiples of 32");
+  const std::pair<const char*, uint32_t> dims[] = {{"n_embd", s.n_embd}, {"n_ff", s.n_ff}};
+  detail::check_whole_blocks(ft, dtype, dims, 2);
+  const QuantMix mix(ft, s);
   const uint32_t hd = s.n_embd / s.n_head;
   using gguf::Value;
   gguf::Writer w;
   w.set("general.architecture", Value::of_str("llama"));
   w.set("general.name", Value::of_str("switchyard-random-" + std::to_string(count_params(s) / 1000000) + "M"));
-  w.set("general.file_type", Value::of_u32(file_type(wt)));
-  if (wt == SY_DTYPE_Q8_0) w.set("general.quantization_version", Value::of_u32(2));
+  detail::set_file_type(w, ft);
   w.set("llama.vocab_size", Value::of_u32(s.n_vocab));
   w.set("llama.context_length", Value::of_u32(s.n_ctx));
   w.set("llama.embedding_length", Value::of_u32(s.n_embd));
@@ -125,7 +131,7 @@ void write_random_llama(const ModelShape& s, const std::string& dtype, uint64_t 
     for (auto d : ne) n *= d;
     f.resize(n);
     for (auto& v : f) v = is_norm ? 1.0f + 0.1f * rng.normal() : stddev * rng.normal();
-    const uint32_t t = is_norm ? uint32_t(SY_DTYPE_F32) : wt;
+    const uint32_t t = is_norm ? uint32_t(SY_DTYPE_F32) : mix.type_for(name, ne[0]);
     bytes.resize(dtype::row_bytes(t, ne[0]) * (n / ne[0]));
     const int64_t rb = dtype::row_bytes(t, ne[0]);
     for (int64_t r = 0; r < n / ne[0]; ++r) dtype::row_from_f32(t, f.data() + r * ne[0], bytes.data() + r * rb, ne[0]);

@@ -49,9 +49,11 @@ struct ModelShape {
 ModelShape preset_shape(const std::string& name);
 std::vector<std::string> preset_names();
 
-// dtype: "f32", "f16", "bf16" or "q8_0" for the matrices; norms, biases, ssm_conv1d, ssm_a,
-// ssm_d and the MoE router stay F32 as in llama.cpp. Writes shape.arch (the name predates the
-// other architectures; write_random_model is the same function).
+// dtype: a llama.cpp file type in lower case (dtype::kFileTypes: f32, f16, bf16, q4_0, q4_1,
+// q5_0, q5_1, q8_0, q2_k, q3_k_s/m/l, q4_k_s/m, q5_k_s/m, q6_k, iq4_nl, iq4_xs) for the matrices,
+// each matrix typed and quantised as llama-quantize would (model/quant_mix.h); norms, biases,
+// ssm_conv1d, ssm_a, ssm_d and the MoE router stay F32 as in llama.cpp. Writes shape.arch (the name
+// predates the other architectures; write_random_model is the same function).
 void write_random_llama(const ModelShape& shape, const std::string& dtype, uint64_t seed,
                         const std::filesystem::path& path);
 inline void write_random_model(const ModelShape& shape, const std::string& dtype, uint64_t seed,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/generator.h"
+#include "switchyard/common/file_type.h"
 
 namespace sy::gguf {
 class Writer;
@@ -33,8 +34,13 @@ struct Rng {
   }
 };
 
-uint32_t dtype_id(const std::string& d);
-uint32_t file_type(uint32_t dtype);  // llama_ftype
+// The llama.cpp file type named d ("q4_k_m"); std::invalid_argument listing them if unknown.
+const dtype::FileType& file_type(const std::string& d);
+// Refuses dims that are not whole blocks for a file type of 32-value blocks (naming the dim).
+void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name,
+                        const std::pair<const char*, uint32_t>* dims, size_t n_dims);
+// general.file_type, and general.quantization_version for quantised types.
+void set_file_type(gguf::Writer& w, const dtype::FileType& ft);
 void write_vocab(gguf::Writer& w, uint32_t n_vocab);
 // The MoE router {n_embd, n_expert}: F32 N(0, 1/n_embd), never quantised (llama.cpp keeps
 // ffn_gate_inp in full precision).

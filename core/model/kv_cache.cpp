@@ -37,6 +37,7 @@ int32_t BlockPool::take_one() {
     b = lru_.front();  // evict the least recently released cached block
     lru_.pop_front();
     by_hash_.erase(key_[b]);
+    if (observer_) observer_->blocks_removed(std::span<const BlockHash>(&key_[b], 1));
     keyed_[b] = false;
     key_[b] = 0;
     ++evictions_;
@@ -85,11 +86,26 @@ uint32_t BlockPool::unreferenced_among(const std::vector<BlockHash>& hashes, uin
   return k;
 }
 
-void BlockPool::publish(int32_t block, BlockHash hash) {
+void BlockPool::publish(int32_t block, BlockHash hash, BlockHash parent,
+                        std::span<const int32_t> tokens) {
   if (keyed_[block] || by_hash_.count(hash)) return;
   keyed_[block] = true;
   key_[block] = hash;
   by_hash_.emplace(hash, block);
+  if (observer_) observer_->block_stored(hash, parent, tokens);
+}
+
+std::vector<BlockHash> BlockPool::cached_hashes() const {
+  std::vector<BlockHash> out;
+  out.reserve(by_hash_.size());
+  for (const auto& [h, b] : by_hash_) out.push_back(h);
+  return out;
+}
+
+BlockPool::~BlockPool() {
+  if (!observer_ || by_hash_.empty()) return;
+  const std::vector<BlockHash> gone = cached_hashes();
+  observer_->blocks_removed(gone);
 }
 
 uint32_t kv_dtype_from_name(const std::string& name) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,9 +27,24 @@ using BlockHash = uint64_t;
 std::vector<BlockHash> block_hashes(const int32_t* tokens, size_t n, uint32_t block_size,
                                     BlockHash seed = 0);
 
+// Told when the set of cached (keyed) blocks changes, on the thread that changes it: a block
+// is keyed by publish(), evicted when an allocation reuses it, and all keyed blocks go when the
+// pool is destroyed. Feeds the KV-event stream routers consume (server/kv_event_publisher.h).
+class BlockObserver {
+ public:
+  virtual ~BlockObserver() = default;
+  // `parent`: the hash of the previous block of the chain (0: the first block); `tokens`: the
+  // block's token ids (empty when the caller did not pass them).
+  virtual void block_stored(BlockHash hash, BlockHash parent, std::span<const int32_t> tokens) = 0;
+  virtual void blocks_removed(std::span<const BlockHash> hashes) = 0;
+};
+
 class BlockPool {
  public:
   explicit BlockPool(uint32_t n_blocks);
+  ~BlockPool();  // reports every still-keyed block as removed to the observer
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
   uint32_t total() const { return total_; }
   // Blocks an allocation can take: plain free ones plus evictable cached ones.
   uint32_t free_count() const { return static_cast<uint32_t>(free_.size() + lru_.size()); }
@@ -43,7 +59,14 @@ class BlockPool {
   // Takes a reference to the first n cached blocks of the chain and appends them to `into`.
   void acquire_cached(const std::vector<BlockHash>& hashes, uint32_t n, std::vector<int32_t>& into);
   // Keys a full block the caller has just computed, unless that key already has a block.
-  void publish(int32_t block, BlockHash hash);
+  // `parent` and `tokens` only reach the observer.
+  void publish(int32_t block, BlockHash hash, BlockHash parent = 0,
+               std::span<const int32_t> tokens = {});
+  // At most one; null detaches. Must outlive the pool or be detached first.
+  void set_observer(BlockObserver* o) { observer_ = o; }
+  bool observed() const { return observer_ != nullptr; }
+  // The hashes of every keyed block (referenced or evictable), in no order.
+  std::vector<BlockHash> cached_hashes() const;
 
   uint32_t ref_count(int32_t block) const { return ref_[block]; }
   // Of the first n cached blocks of the chain, how many nobody references (acquiring them takes
@@ -62,6 +85,7 @@ class BlockPool {
   std::list<int32_t> lru_;  // keyed, unreferenced; front = least recently released
   std::vector<std::list<int32_t>::iterator> lru_pos_;
   uint64_t evictions_ = 0;
+  BlockObserver* observer_ = nullptr;
 };
 
 // "f32" or "f16" as a dtype id; std::invalid_argument otherwise.
@@ -86,7 +110,9 @@ class KvCache {
   const sy_tensor& v(uint32_t layer) const { return v_[layer]; }
   uint64_t bytes() const { return bytes_; }
   uint64_t bytes_per_block() const { return bytes_ / std::max<uint32_t>(1, pool_.total()); }
-  uint32_t blocks_for(uint32_t n_tokens) const { return (n_tokens + block_size_ - 1) / block_size_; }
+  uint32_t blocks_for(uint32_t n_tokens) const {
+    return (n_tokens + block_size_ - 1) / block_size_;
+  }
 
  private:
   uint32_t row_width_, block_size_, dtype_;

@@ -3,9 +3,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "dtype_util.h"
 #include "gguf/gguf.h"
 #include "model/generator_detail.h"
+#include "model/quant_mix.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::model {
 
@@ -29,14 +30,14 @@ uint64_t count_active_params(const ModelShape& s) {
 namespace detail {
 namespace {
 
-// Writes tensors: matrices in the file's weight dtype, everything else F32.
+// Writes tensors: matrices in the type the file type's mix gives them, everything else F32.
 class Sink {
  public:
-  Sink(gguf::Writer& w, Rng& rng, uint32_t wt) : w_(w), rng_(rng), wt_(wt) {}
+  Sink(gguf::Writer& w, Rng& rng, const QuantMix* mix) : w_(w), rng_(rng), mix_(mix) {}
 
   void matrix(const std::string& name, std::vector<int64_t> ne, float stddev) {
     fill(ne, [&] { return stddev * rng_.normal(); });
-    put(name, wt_, ne);
+    put(name, mix_->type_for(name, ne[0]), ne);
   }
   void norm(const std::string& name, int64_t n) {
     fill({n}, [&] { return 1.0f + 0.1f * rng_.normal(); });
@@ -66,12 +67,12 @@ class Sink {
 
   gguf::Writer& w_;
   Rng& rng_;
-  uint32_t wt_;
+  const QuantMix* mix_;  // null: no matrices (the router)
   std::vector<float> f_;
   std::vector<uint8_t> bytes_;
 };
 
-void check_shape(const ModelShape& s, uint32_t wt) {
+void check_shape(const ModelShape& s, const dtype::FileType& ft, const std::string& dtype) {
   auto bad = [](const std::string& why) { throw std::invalid_argument(why); };
   if (s.arch != "mamba" && s.arch != "jamba")
     bad("arch '" + s.arch + "' is not one of llama, mamba, jamba");
@@ -84,31 +85,28 @@ void check_shape(const ModelShape& s, uint32_t wt) {
     if (s.n_expert > 0 && (s.n_expert_used == 0 || s.n_expert_used > s.n_expert))
       bad("n_expert_used must be in [1, n_expert]");
   }
-  if (wt != SY_DTYPE_Q8_0) return;
-  // Every quantised matrix's rows must be whole Q8_0 blocks.
+  // Every quantised matrix's rows must be whole blocks.
   const std::pair<const char*, uint32_t> dims[] = {{"n_embd", s.n_embd},
                                                    {"d_inner (2 * n_embd)", s.d_inner()},
                                                    {"ssm_dt_rank", s.dt_rank()},
                                                    {"n_ff", s.arch == "jamba" ? s.n_ff : 32u}};
-  for (const auto& [what, v] : dims)
-    if (v % 32)
-      bad(std::string("q8_0 needs ") + what + " to be a multiple of 32, it is " +
-          std::to_string(v));
+  check_whole_blocks(ft, dtype, dims, 4);
 }
 
 }  // namespace
 
 void add_router(gguf::Writer& w, Rng& rng, const std::string& name, int64_t n_embd,
                 int64_t n_expert) {
-  Sink(w, rng, SY_DTYPE_F32).f32(name, {n_embd, n_expert}, [&] {
+  Sink(w, rng, nullptr).f32(name, {n_embd, n_expert}, [&] {
     return rng.normal() / std::sqrt(float(n_embd));
   });
 }
 
 void write_random_ssm(const ModelShape& s, const std::string& dtype, uint64_t seed,
                       const std::filesystem::path& path) {
-  const uint32_t wt = dtype_id(dtype);
-  check_shape(s, wt);
+  const dtype::FileType& ft = file_type(dtype);
+  check_shape(s, ft, dtype);
+  const QuantMix mix(ft, s);
   using gguf::Value;
   const std::string a = s.arch + ".";
   const bool jamba = s.arch == "jamba";
@@ -116,8 +114,7 @@ void write_random_ssm(const ModelShape& s, const std::string& dtype, uint64_t se
   w.set("general.architecture", Value::of_str(s.arch));
   w.set("general.name", Value::of_str("switchyard-random-" + s.arch + "-" +
                                       std::to_string(count_params(s, false) / 1000000) + "M"));
-  w.set("general.file_type", Value::of_u32(file_type(wt)));
-  if (wt == SY_DTYPE_Q8_0) w.set("general.quantization_version", Value::of_u32(2));
+  set_file_type(w, ft);
   w.set(a + "vocab_size", Value::of_u32(s.n_vocab));
   w.set(a + "context_length", Value::of_u32(s.n_ctx));
   w.set(a + "embedding_length", Value::of_u32(s.n_embd));
@@ -148,7 +145,7 @@ void write_random_ssm(const ModelShape& s, const std::string& dtype, uint64_t se
   write_vocab(w, s.n_vocab);
 
   Rng rng{seed};
-  Sink t(w, rng, wt);
+  Sink t(w, rng, &mix);
   const int64_t E = s.n_embd, V = s.n_vocab, F = s.n_ff, DI = s.d_inner(), S = s.ssm_d_state;
   const int64_t R = s.dt_rank(), K = s.ssm_d_conv, X = s.n_expert;
   const int64_t KV = int64_t(E / std::max(1u, s.n_head)) * s.n_head_kv;

@@ -1,5 +1,6 @@
 #include "model/weight_map.h"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "dtype_util.h"
@@ -19,6 +20,27 @@ WeightMap::WeightMap(const gguf::File& file, Backend& backend) : file_(file), ba
   buf_ = backend.from_host(const_cast<uint8_t*>(lo), static_cast<uint64_t>(hi - lo));
 }
 
+namespace {
+
+// Throws naming the tensor unless its shape is `ne` (trailing dims 1).
+void check_shape(const gguf::File& file, const gguf::TensorInfo& t,
+                 std::initializer_list<int64_t> ne) {
+  auto fail = [&](const std::string& why) {
+    return std::runtime_error(file.origin() + ": tensor " + t.name + " " + why);
+  };
+  int i = 0;
+  for (int64_t d : ne) {
+    if (t.ne[i] != d)
+      throw fail("has ne[" + std::to_string(i) + "]=" + std::to_string(t.ne[i]) + ", expected " +
+                 std::to_string(d));
+    ++i;
+  }
+  for (; i < 4; ++i)
+    if (t.ne[i] != 1) throw fail("has too many dims");
+}
+
+}  // namespace
+
 const sy_tensor* WeightMap::find(const std::string& name, std::initializer_list<int64_t> ne,
                                  Kind kind) {
   const gguf::TensorInfo* t = file_.find_tensor(name);
@@ -26,15 +48,7 @@ const sy_tensor* WeightMap::find(const std::string& name, std::initializer_list<
   auto fail = [&](const std::string& why) {
     return std::runtime_error(file_.origin() + ": tensor " + name + " " + why);
   };
-  int i = 0;
-  for (int64_t d : ne) {
-    if (t->ne[i] != d)
-      throw fail("has ne[" + std::to_string(i) + "]=" + std::to_string(t->ne[i]) + ", expected " +
-                 std::to_string(d));
-    ++i;
-  }
-  for (; i < 4; ++i)
-    if (t->ne[i] != 1) throw fail("has too many dims");
+  check_shape(file_, *t, ne);
   if (kind == Kind::f32 && t->type != SY_DTYPE_F32)
     throw fail("must be F32, it is " + std::string(dtype::name(t->type)));
   if (kind == Kind::matrix && !(backend_.device().weight_dtypes & (1ull << t->type)))
@@ -42,7 +56,36 @@ const sy_tensor* WeightMap::find(const std::string& name, std::initializer_list<
                              dtype::name(t->type) + " weights (tensor " + name + ")");
   owned_.push_back(std::make_unique<sy_tensor>(
       make_tensor(*buf_, t->type, ne, static_cast<uint64_t>(t->data - base_))));
+  used_.insert(name);
   return owned_.back().get();
+}
+
+std::optional<float> WeightMap::scalar(const std::string& name) {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (!t) return std::nullopt;
+  check_shape(file_, *t, {1});
+  if (t->type != SY_DTYPE_F32)
+    throw std::runtime_error(file_.origin() + ": tensor " + name + " must be F32, it is " +
+                             dtype::name(t->type));
+  float v = 0;
+  std::memcpy(&v, t->data, sizeof v);
+  used_.insert(name);
+  return v;
+}
+
+bool WeightMap::accept(const std::string& name, std::initializer_list<int64_t> ne) {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (!t) return false;
+  check_shape(file_, *t, ne);
+  used_.insert(name);
+  return true;
+}
+
+std::vector<std::string> WeightMap::unused() const {
+  std::vector<std::string> out;
+  for (const auto& t : file_.tensors())
+    if (!used_.count(t.name)) out.push_back(t.name);
+  return out;
 }
 
 const sy_tensor& WeightMap::get(const std::string& name, std::initializer_list<int64_t> ne,
@@ -50,6 +93,13 @@ const sy_tensor& WeightMap::get(const std::string& name, std::initializer_list<i
   const sy_tensor* t = find(name, ne, kind);
   if (!t) throw std::runtime_error(file_.origin() + ": missing tensor " + name);
   return *t;
+}
+
+sy_tensor WeightMap::span(const sy_tensor& t, int64_t i0, int64_t n) {
+  sy_tensor v = t;
+  v.offset += static_cast<uint64_t>(i0) * sizeof(float);
+  v.ne[0] = n;
+  return v;
 }
 
 sy_tensor WeightMap::rows(const sy_tensor& t, int64_t r0, int64_t n) {

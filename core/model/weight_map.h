@@ -1,11 +1,14 @@
 // A GGUF file's tensors as backend tensors: one buffer spans all tensor data (zero copy where the
 // backend wraps host memory) and each weight is an offset into it, checked against the shape and
-// dtype the runtime expects.
+// dtype the runtime expects. It remembers which tensors were taken, so a loader can refuse a
+// file with a tensor it does not use.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,17 @@ class WeightMap {
   const sy_tensor* find(const std::string& name, std::initializer_list<int64_t> ne, Kind kind);
   // Rows [r0, r0 + n) of a 2-D matrix: a split of a fused projection (ssm_in -> x | z).
   static sy_tensor rows(const sy_tensor& t, int64_t r0, int64_t n);
+  // Values [i0, i0 + n) of an F32 vector: a split of a fused bias.
+  static sy_tensor span(const sy_tensor& t, int64_t i0, int64_t n);
+
+  // The value of an F32 tensor of shape {1} (a per-tensor `.scale`), read on the host; nullopt
+  // when absent. Throws naming the tensor for another shape or dtype.
+  std::optional<float> scalar(const std::string& name);
+  // Marks a tensor as taken without binding it (accepted but not applied); false when absent.
+  // Throws naming it when its shape is not `ne`.
+  bool accept(const std::string& name, std::initializer_list<int64_t> ne);
+  // The file's tensors nothing took, in file order.
+  std::vector<std::string> unused() const;
 
  private:
   const gguf::File& file_;
@@ -39,6 +53,7 @@ class WeightMap {
   std::unique_ptr<Buffer> buf_;
   const uint8_t* base_ = nullptr;
   std::vector<std::unique_ptr<sy_tensor>> owned_;
+  std::set<std::string, std::less<>> used_;
 };
 
 }  // namespace sy::model

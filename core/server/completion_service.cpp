@@ -10,6 +10,7 @@
 
 #include "host/host_api.h"
 #include "server/api_error.h"
+#include "server/chat_prompt.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/peer_watch.h"
@@ -59,6 +60,24 @@ std::string request_id(const httplib::Request& req, bool chat, std::atomic<uint6
 }
 
 // Streams one request's events until it finishes; false ends the response (client gone).
+// Waits until `ready()` holds (called under the channel's lock). False when the client went
+// away first: the request is cancelled (nobody will read the answer) and its finish awaited.
+template <class Ready>
+bool wait_or_cancel(Admitted& a, Ready ready) {
+  std::unique_lock<std::mutex> lk(a.ch->mu);
+  while (!ready()) {
+    a.ch->cv.wait_for(lk, kPoll, ready);
+    if (!ready() && peer_closed(a.fd)) {
+      lk.unlock();
+      a.runner->cancel(a.id);
+      lk.lock();
+      a.ch->cv.wait(lk, [&] { return a.ch->outcome.has_value(); });
+      return false;
+    }
+  }
+  return true;
+}
+
 class Streamer {
  public:
   Streamer(Admitted a, const text::Tokenizer& tok, double timeout_s, ServeMetrics* metrics)
@@ -121,8 +140,8 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
   const text::Tokenizer* tok = runner.tokenizer();
   engine::RequestSpec spec;
   spec.prompt = cr.prompt_ids ? *cr.prompt_ids
-                              : tok->encode(chat ? render_chat(cr.messages) : *cr.prompt_text,
-                                            tok->vocab().add_bos);
+                : chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
+                       : tok->encode(*cr.prompt_text, tok->vocab().add_bos);
   const Config& vc = runner.variant().config;
   const uint32_t ctx = runner.limits().max_context;
   const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
@@ -243,6 +262,13 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
     res.set_header("X-Switchyard-Variant", a.meta.variant);
     res.set_header("X-Switchyard-Generation", std::to_string(a.runner->generation()));
     if (cr.stream) {
+      // The headers wait for the first token (or the end): until they are out, a load balancer
+      // in front may still send the request to another replica should this one die (HAProxy's
+      // retry-on empty-response); after, it cannot.
+      if (!wait_or_cancel(a, [&] { return !a.ch->tokens.empty() || a.ch->outcome.has_value(); })) {
+        res.status = 499;
+        return;
+      }
       res.set_header("Cache-Control", "no-cache");
       auto s = std::make_shared<Streamer>(a, *tok, timeout_s, &metrics_);
       res.set_chunked_content_provider(
@@ -252,18 +278,11 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
           });
       return;
     }
-    std::unique_lock<std::mutex> lk(a.ch->mu);
-    while (!a.ch->outcome) {
-      a.ch->cv.wait_for(lk, kPoll, [&] { return a.ch->outcome.has_value(); });
-      if (!a.ch->outcome && peer_closed(a.fd)) {
-        lk.unlock();
-        a.runner->cancel(a.id);  // nobody will read the answer
-        lk.lock();
-        a.ch->cv.wait(lk, [&] { return a.ch->outcome.has_value(); });
-        res.status = 499;  // nginx's "client closed request"; never reaches the client
-        return;
-      }
+    if (!wait_or_cancel(a, [&] { return a.ch->outcome.has_value(); })) {
+      res.status = 499;  // nginx's "client closed request"; never reaches the client
+      return;
     }
+    std::unique_lock<std::mutex> lk(a.ch->mu);
     const Outcome o = *a.ch->outcome;
     lk.unlock();
     if (o.timed_out) {

@@ -185,7 +185,7 @@ std::string error_body(const ApiError& e) {
   return json{{"error", err}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-CompletionRequest parse_completion_request(const std::string& body, bool chat) {
+json parse_json_object(const std::string& body) {
   json o;
   try {
     o = json::parse(body);
@@ -197,6 +197,11 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
   if (!o.is_object())
     throw ApiError(400, std::string("The request body must be a JSON object, got ") + kind(o) + ".",
                    "invalid_request_error", "", "invalid_json");
+  return o;
+}
+
+CompletionRequest parse_completion_request(const std::string& body, bool chat) {
+  const json o = parse_json_object(body);
   CompletionRequest r;
   r.chat = chat;
   static const std::set<std::string> common = {"model",
@@ -289,12 +294,6 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
   if (!chat && !r.prompt_text && !r.prompt_ids)
     bad_value("prompt", "required property is missing.");
   return r;
-}
-
-std::string render_chat(const std::vector<ChatMessage>& messages) {
-  std::string out;
-  for (const auto& m : messages) out += "<|" + m.role + "|>\n" + m.content + "\n";
-  return out + "<|assistant|>\n";
 }
 
 }  // namespace sy::server

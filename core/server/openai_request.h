@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace sy::server {
 
 struct ChatMessage {
@@ -33,8 +35,7 @@ struct CompletionRequest {
 // Throws ApiError.
 CompletionRequest parse_completion_request(const std::string& body, bool chat);
 
-// The prompt text a chat becomes. Generated models carry no chat template, so a fixed one:
-// "<|role|>\ncontent\n" per message, then "<|assistant|>\n".
-std::string render_chat(const std::vector<ChatMessage>& messages);
+// The request body as a JSON object; ApiError(400, code invalid_json) when it is not one.
+nlohmann::json parse_json_object(const std::string& body);
 
 }  // namespace sy::server

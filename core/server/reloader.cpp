@@ -78,6 +78,7 @@ std::shared_ptr<EngineRunner> Reloader::make_runner(const ServeVariant& v, uint3
   if (!var->tokenizer)
     throw std::runtime_error("variant '" + v.name + "': " + v.config.model.path +
                              " has no text vocabulary");
+  if (block_observer_) var->cache->pool().set_observer(block_observer_);
   validate(*var, v.name);
   return std::make_shared<EngineRunner>(v.name, std::move(var), max_queue, &metrics_, generation);
 }

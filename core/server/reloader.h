@@ -40,6 +40,10 @@ class Reloader {
   // drained runners, on a background thread until destruction.
   void start(uint32_t poll_ms, bool sighup);
 
+  // Every variant built from now on reports its prefix cache's changes to `o` (KV events);
+  // null: none. `o` must outlive the variants.
+  void set_block_observer(model::BlockObserver* o) { block_observer_ = o; }
+
   // Stops every runner, active and draining, aborting what they still run (server stop).
   void shutdown_all();
   ReloadResult last() const;
@@ -68,6 +72,7 @@ class Reloader {
   std::condition_variable stop_cv_;
   bool stop_ = false;
   std::thread thread_;
+  model::BlockObserver* block_observer_ = nullptr;
 };
 
 }  // namespace sy::server

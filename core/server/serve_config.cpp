@@ -22,6 +22,13 @@ ServeOptions read_serve(const std::string& origin, const toml::table& t) {
   r.read_string("baseline", o.baseline);
   r.read_int("http_threads", o.http_threads, 1, 4096);
   r.read_int("watch_ms", o.watch_ms, 0, 3600 * 1000);
+  r.read_bool("gateway_metrics", o.gateway_metrics);
+  float drain = static_cast<float>(o.drain_timeout_s);
+  r.read_float("drain_timeout_s", drain, 0, 3600);
+  o.drain_timeout_s = drain;
+  r.mark("kv_events");
+  if (const toml::table* k = table_at(origin, t, "kv_events", "serve."))
+    o.kv_events = read_kv_events(origin, *k);
   r.mark("shadow");
   if (const toml::table* s = table_at(origin, t, "shadow", "serve.")) {
     ShadowSpec sh;

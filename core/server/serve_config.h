@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "server/kv_events_config.h"
 
 namespace sy::server {
 
@@ -28,6 +29,12 @@ struct ServeOptions {
   std::optional<ShadowSpec> shadow;
   uint32_t http_threads = 64;  // concurrent connections being served
   uint32_t watch_ms = 500;     // config file poll interval; 0: no watching
+  // Scale-out (docs/SCALING.md): the Inference Gateway's vllm: gauges on /metrics, vLLM's KV
+  // cache events over ZeroMQ (off unless configured), and how long a SIGTERM waits for the
+  // requests still running before the server stops. Read at startup only.
+  bool gateway_metrics = true;
+  std::optional<KvEventsConfig> kv_events;
+  double drain_timeout_s = 30;
 };
 
 struct ServeVariant {

@@ -9,6 +9,7 @@
 #include "host/host_api.h"
 #include "host/log.h"
 #include "server/api_error.h"
+#include "server/gateway_metrics.h"
 
 namespace sy::server {
 namespace {
@@ -48,9 +49,18 @@ Server::Server(std::filesystem::path config_path, ServerOverrides o) : over_(std
   if (over_.port) opts_.port = *over_.port;
   if (over_.watch_ms) opts_.watch_ms = *over_.watch_ms;
   metrics_ = std::make_unique<ServeMetrics>(opts_.model_name, context_hint(cfg));
+  if (opts_.gateway_metrics) define_gateway_metrics(metrics_->registry());
+  if (opts_.kv_events) kv_events_ = std::make_unique<KvEventPublisher>(*opts_.kv_events);
   reloader_ = std::make_unique<Reloader>(config_path, router_, *metrics_);
-  reloader_->install_initial(cfg);
+  reloader_->set_block_observer(kv_events_.get());
+  if (over_.defer_load) {
+    deferred_ = cfg;
+  } else {
+    reloader_->install_initial(cfg);
+    readiness_ = Readiness::ready;
+  }
   completions_ = std::make_unique<CompletionService>(router_, *metrics_, opts_.model_name);
+  tokenize_ = std::make_unique<TokenizeService>(router_, opts_.model_name);
   http_ = std::make_unique<httplib::Server>();
   routes();
 }
@@ -87,7 +97,21 @@ std::string Server::metrics_text() {
                {"backend", ""},
                {"state", "draining"}},
               1);
-  return metrics_->render(reloader_->snapshots(), host_counters());
+  const auto live = reloader_->snapshots();
+  if (opts_.gateway_metrics) update_gateway_metrics(reg, opts_.model_name, live, d.get());
+  return metrics_->render(live, host_counters());
+}
+
+void Server::begin_drain() {
+  readiness_ = Readiness::draining;
+  if (const auto d = router_.current())
+    for (const auto& e : d->variants) e.runner->start_drain();
+}
+
+bool Server::drained() const {
+  for (const auto& s : reloader_->snapshots())
+    if (s.running + s.waiting + s.pending > 0) return false;
+  return true;
 }
 
 std::string Server::status_json() {
@@ -133,8 +157,21 @@ void Server::routes() {
   s.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) {
     completions_->handle(q, r, true);
   });
+  s.Post("/tokenize",
+         [this](const httplib::Request& q, httplib::Response& r) { tokenize_->tokenize(q, r); });
+  s.Post("/detokenize",
+         [this](const httplib::Request& q, httplib::Response& r) { tokenize_->detokenize(q, r); });
   s.Get("/health", [this](const httplib::Request&, httplib::Response& r) {
     const auto d = router_.current();
+    const Readiness st = readiness_;
+    if (st == Readiness::loading)
+      return send_error(r, ApiError(503, "The server is loading its variants.",
+                                    "service_unavailable", "", "loading"));
+    if (st == Readiness::draining)
+      return send_error(r, ApiError(503,
+                                    "The server is draining: it finishes the requests it has "
+                                    "and takes no new ones.",
+                                    "service_unavailable", "", "draining"));
     if (!d)
       return send_error(
           r, ApiError(503, "No variant is loaded.", "service_unavailable", "", "no_variant"));
@@ -217,6 +254,11 @@ void Server::routes() {
 }
 
 void Server::start() {
+  listen();
+  load();
+}
+
+void Server::listen() {
   started_ns_ = now_ns();
   // cpp-httplib 0.11 listens with a backlog of 5: a burst of new connections then stalls or
   // fails. Its socket-options hook sees the listening socket before listen(), so keep it and
@@ -239,6 +281,21 @@ void Server::start() {
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   listen_ = std::thread([this] { http_->listen_after_bind(); });
+}
+
+void Server::load() {
+  if (deferred_) {
+    logger()->info("loading {} variant(s); /health answers 503 until they are ready",
+                   deferred_->variants.size());
+    try {
+      reloader_->install_initial(*deferred_);
+    } catch (...) {
+      stop();
+      throw;
+    }
+    deferred_.reset();
+    readiness_ = Readiness::ready;
+  }
   reloader_->start(opts_.watch_ms, over_.sighup);
   logger()->info("serving {} on http://{}:{}", opts_.model_name, opts_.host, port_);
 }

@@ -12,7 +12,7 @@ extern "C" void on_hup(int) {
   g_hup = 1;
 }
 extern "C" void on_stop(int) {
-  g_stop = 1;
+  g_stop = g_stop + 1;
 }
 
 }  // namespace
@@ -32,6 +32,10 @@ bool take_sighup() {
 
 bool stop_requested() {
   return g_stop != 0;
+}
+
+int stop_signals() {
+  return g_stop;
 }
 
 }  // namespace sy::server

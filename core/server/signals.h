@@ -8,5 +8,7 @@ void install_signal_handlers();
 // Each returns true once per signal received since the last call.
 bool take_sighup();
 bool stop_requested();
+// SIGINT/SIGTERM received so far (the first drains, a second cuts the drain short).
+int stop_signals();
 
 }  // namespace sy::server

@@ -35,22 +35,10 @@ class SpmTokenizer final : public VocabTokenizer {
     }
   }
 
-  std::vector<int32_t> encode(std::string_view text, bool add_bos) const override {
-    std::vector<int32_t> out;
-    if (add_bos) push_bos(out);
-    if (text.empty()) return out;
-    // A space prefix goes before the text and after every USER_DEFINED token, as in llama.cpp.
-    bool after_special = true;
-    for (const Fragment& f : split_user_defined(text)) {
-      if (f.token >= 0) {
-        out.push_back(f.token);
-        after_special = true;
-      } else {
-        encode_raw(f.text, vocab_.add_space_prefix && after_special, out);
-        after_special = false;
-      }
-    }
-    return out;
+  // A space prefix goes before the text and after every special token, as in llama.cpp.
+  void encode_text(std::string_view text, bool after_special,
+                   std::vector<int32_t>& out) const override {
+    encode_raw(text, vocab_.add_space_prefix && after_special, out);
   }
 
   std::string piece(int32_t id) const override {

@@ -1,5 +1,7 @@
-// Tokenizer plumbing shared by both models: vocab lookups, USER_DEFINED splitting, decode.
+// Tokenizer plumbing shared by both models: vocab lookups, special-token splitting, the
+// end-of-generation set, decode.
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 #include <string>
 
@@ -24,7 +26,42 @@ size_t complete_utf8_prefix(const std::string& s) {
   return n;
 }
 
+// Texts llama.cpp takes for end-of-turn tokens; when no key names eot, the first one present is.
+constexpr std::string_view kEndOfTurn[] = {"<|eot_id|>",
+                                           "<|im_end|>",
+                                           "<|end|>",
+                                           "<end_of_turn>",
+                                           "<|endoftext|>",
+                                           "<|end_of_text|>",
+                                           "<EOT>",
+                                           "_<EOT>",
+                                           "<\xEF\xBD\x9C"
+                                           "end\xE2\x96\x81"
+                                           "of\xE2\x96\x81"
+                                           "sentence\xEF\xBD\x9C>",  // DeepSeek
+                                           "<end_of_utterance>"};
+constexpr std::string_view kEndOfMessage = "<|eom_id|>";
+
+bool is_c_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
 }  // namespace
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos,
+                                       bool parse_special) const {
+  return encode_with(text, add_bos, parse_special, nullptr);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos,
+                                       const std::vector<TextSpan>& trusted) const {
+  return encode_with(text, add_bos, false, &trusted);
+}
+
+std::vector<int32_t> tokenize(const Tokenizer& tokenizer, std::string_view text,
+                              TokenizeOptions options) {
+  return tokenizer.encode(text, options.bos, options.parse_special);
+}
 
 std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
   detail::validate(vocab);
@@ -32,20 +69,26 @@ std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
   return detail::make_spm(std::move(vocab));
 }
 
-std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
-  Detokenizer d(*this, vocab_.model == "llama" && vocab_.add_space_prefix);
+std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool render_special) const {
+  Detokenizer d(*this, vocab_.model == "llama" && vocab_.add_space_prefix, render_special);
   std::string out;
   for (int32_t id : ids) out += d.push(id);
   out += d.finish();
   return out;
 }
 
-Detokenizer::Detokenizer(const Tokenizer& tokenizer, bool strip_space_prefix)
-    : tok_(tokenizer), spm_(tokenizer.vocab().model == "llama"), strip_(strip_space_prefix) {}
+Detokenizer::Detokenizer(const Tokenizer& tokenizer, bool strip_space_prefix, bool render_special)
+    : tok_(tokenizer),
+      spm_(tokenizer.vocab().model == "llama"),
+      strip_(strip_space_prefix),
+      special_(render_special) {}
 
 std::string Detokenizer::push(int32_t id) {
   std::string p = tok_.piece(id);
   const auto& types = tok_.vocab().types;
+  if (special_ && !types.empty() &&
+      (types[id] == TokenType::CONTROL || types[id] == TokenType::UNKNOWN))
+    p = tok_.vocab().tokens[id];
   if (spm_ && !types.empty() && types[id] == TokenType::BYTE) {
     bytes_ += p;
     flush_bytes(false);
@@ -107,11 +150,51 @@ VocabTokenizer::VocabTokenizer(Vocab v) : Tokenizer(std::move(v)) {
   ids_.reserve(toks.size());
   // Later duplicates win, as in llama.cpp's token_to_id.
   for (size_t i = 0; i < toks.size(); ++i) ids_.insert_or_assign(toks[i], int32_t(i));
-  for (size_t i = 0; i < vocab_.types.size(); ++i)
-    if (vocab_.types[i] == TokenType::USER_DEFINED && !toks[i].empty())
-      user_defined_.push_back(int32_t(i));
-  std::stable_sort(user_defined_.begin(), user_defined_.end(),
+  settle_special_tokens();
+  for (size_t i = 0; i < vocab_.types.size(); ++i) {
+    const TokenType t = vocab_.types[i];
+    if ((t == TokenType::USER_DEFINED || t == TokenType::CONTROL || t == TokenType::UNKNOWN) &&
+        !toks[i].empty())
+      specials_.push_back(int32_t(i));
+  }
+  std::stable_sort(specials_.begin(), specials_.end(),
                    [&](int32_t a, int32_t b) { return toks[a].size() > toks[b].size(); });
+  // llama.cpp sets rstrip on every special token of a model named phi-3 (but <unk>, <s> and
+  // <|endoftext|>) and on </s>: whitespace after them is dropped.
+  std::string name = vocab_.name;
+  for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
+    rstrip_.assign(toks.size(), 0);
+    for (int32_t id : specials_) rstrip_[id] = 1;
+    if (const int32_t id = find("</s>"); id >= 0) rstrip_[id] = 1;
+    for (const char* t : {"<unk>", "<s>", "<|endoftext|>"})
+      if (const int32_t id = find(t); id >= 0) rstrip_[id] = 0;
+  }
+}
+
+void VocabTokenizer::settle_special_tokens() {
+  auto make_control = [&](int32_t id) {
+    if (vocab_.types.empty()) vocab_.types.assign(vocab_.tokens.size(), TokenType::NORMAL);
+    vocab_.types[id] = TokenType::CONTROL;
+  };
+  std::vector<int32_t> eog;
+  for (std::string_view name : kEndOfTurn) {
+    const int32_t id = find(name);
+    if (id < 0) continue;
+    if (vocab_.eot < 0) vocab_.eot = id;
+    eog.push_back(id);
+    make_control(id);
+  }
+  if (const int32_t id = find(kEndOfMessage); id >= 0) {
+    if (vocab_.eom < 0) vocab_.eom = id;
+    eog.push_back(id);
+    make_control(id);
+  }
+  for (int32_t id : {vocab_.eos, vocab_.eot, vocab_.eom})
+    if (id >= 0) eog.push_back(id);
+  std::sort(eog.begin(), eog.end());
+  eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
+  eog_ = std::move(eog);
 }
 
 int32_t VocabTokenizer::find(std::string_view text) const {
@@ -138,9 +221,38 @@ void VocabTokenizer::push_bos(std::vector<int32_t>& out) const {
   out.push_back(vocab_.bos);
 }
 
-std::vector<Fragment> VocabTokenizer::split_user_defined(std::string_view text) const {
+std::vector<int32_t> VocabTokenizer::encode_with(std::string_view text, bool add_bos,
+                                                 bool parse_special,
+                                                 const std::vector<TextSpan>* trusted) const {
+  std::vector<int32_t> out;
+  if (add_bos) push_bos(out);
+  if (text.empty()) return out;
+  bool after_special = true;
+  for (const Fragment& f : split_specials(text, parse_special, trusted)) {
+    if (f.token >= 0) {
+      out.push_back(f.token);
+      after_special = true;
+    } else {
+      encode_text(f.text, after_special, out);
+      after_special = false;
+    }
+  }
+  return out;
+}
+
+std::vector<Fragment> VocabTokenizer::split_specials(std::string_view text, bool parse_special,
+                                                     const std::vector<TextSpan>* trusted) const {
+  auto inside_trusted = [&](size_t b, size_t e) {
+    for (const TextSpan& s : *trusted)
+      if (b >= s.begin && e <= s.end) return true;
+    return false;
+  };
   std::vector<Fragment> frags{{text, -1}}, next;
-  for (int32_t id : user_defined_) {
+  for (int32_t id : specials_) {
+    const bool user_defined = type(id) == TokenType::USER_DEFINED;
+    if (!user_defined && !parse_special && !trusted) continue;
+    const bool check_span = !user_defined && !parse_special;
+    const bool rstrip = !rstrip_.empty() && rstrip_[id];
     const std::string_view t = vocab_.tokens[id];
     next.clear();
     for (const Fragment& f : frags) {
@@ -148,12 +260,22 @@ std::vector<Fragment> VocabTokenizer::split_user_defined(std::string_view text) 
         next.push_back(f);
         continue;
       }
-      size_t pos = 0;
-      for (size_t m; (m = f.text.find(t, pos)) != std::string_view::npos; pos = m + t.size()) {
-        if (m > pos) next.push_back({f.text.substr(pos, m - pos), -1});
-        next.push_back({f.text.substr(m, t.size()), id});
+      const std::string_view ft = f.text;
+      const size_t base = size_t(ft.data() - text.data());
+      size_t from = 0, search = 0;
+      for (size_t m; (m = ft.find(t, search)) != std::string_view::npos;) {
+        if (check_span && !inside_trusted(base + m, base + m + t.size())) {
+          search = m + 1;
+          continue;
+        }
+        if (m > from) next.push_back({ft.substr(from, m - from), -1});
+        next.push_back({ft.substr(m, t.size()), id});
+        from = m + t.size();
+        if (rstrip)
+          while (from < ft.size() && is_c_space(ft[from])) ++from;
+        search = from;
       }
-      if (pos < f.text.size()) next.push_back({f.text.substr(pos), -1});
+      if (from < ft.size()) next.push_back({ft.substr(from), -1});
     }
     frags.swap(next);
   }

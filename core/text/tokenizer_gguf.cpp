@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gguf/gguf.h"
+#include "text/pretokenizer.h"
 #include "text/tokenizer_impl.h"
 
 namespace sy::text {
@@ -79,6 +80,13 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
 
   Vocab v;
   v.model = *model;
+  v.name = f.get_string("general.name").value_or("");
+  // llama.cpp reads the pre-tokenizer for BPE vocabularies only, and refuses a name it lacks.
+  const detail::PreTokenizer* pre = nullptr;
+  if (gpt2) {
+    v.pre = f.get_string("tokenizer.ggml.pre").value_or("");
+    pre = &detail::require_pre_tokenizer(v.pre);
+  }
   auto is_str = [](ValueType t) { return t == ValueType::STRING; };
   const Value* tokens = array_of(f, "tokenizer.ggml.tokens", is_str, "strings");
   if (!tokens) fail("tokenizer.ggml.tokens is missing");
@@ -132,7 +140,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   v.eos = special("tokenizer.ggml.eos_token_id", gpt2 ? -1 : 2);
   v.unk = special("tokenizer.ggml.unknown_token_id", gpt2 ? -1 : 0);
   v.pad = special("tokenizer.ggml.padding_token_id", -1);
-  v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(!gpt2);
+  v.eot = special("tokenizer.ggml.eot_token_id", -1);
+  v.eom = special("tokenizer.ggml.eom_token_id", -1);
+  v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(gpt2 ? pre->add_bos : true);
   v.add_space_prefix = f.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
   return create(std::move(v));
 }

@@ -20,7 +20,7 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
-// A stretch of input text to tokenise, or (token >= 0) a USER_DEFINED token found in it.
+// A stretch of input text to tokenise, or (token >= 0) a special token found in it.
 struct Fragment {
   std::string_view text;
   int32_t token = -1;
@@ -28,22 +28,34 @@ struct Fragment {
 
 class VocabTokenizer : public Tokenizer {
  protected:
+  // Also settles what llama.cpp derives from the vocab at load: tokens named like end-of-turn
+  // markers become CONTROL, eot / eom are found by their text when no key gave them, the
+  // end-of-generation set, and phi-3's rstrip on special tokens.
   explicit VocabTokenizer(Vocab v);
+  // Encodes one stretch of text that holds no special token. after_special: the stretch begins
+  // the text or follows a special token (SentencePiece puts its space prefix there).
+  virtual void encode_text(std::string_view text, bool after_special,
+                           std::vector<int32_t>& out) const = 0;
   int32_t find(std::string_view text) const;  // -1 when absent
   TokenType type(int32_t id) const;           // NORMAL when the vocab has no types
   float score(int32_t id) const;              // 0 when the vocab has no scores
   void check_id(int32_t id) const;            // std::out_of_range
-  // llama.cpp splits USER_DEFINED tokens out of the text (longest first) before tokenising.
-  std::vector<Fragment> split_user_defined(std::string_view text) const;
+  // llama.cpp's special-token partition, longest token first: USER_DEFINED tokens always,
+  // CONTROL and UNKNOWN ones when parse_special, or (trusted != nullptr) where they lie wholly
+  // inside a trusted span.
+  std::vector<Fragment> split_specials(std::string_view text, bool parse_special,
+                                       const std::vector<TextSpan>* trusted) const;
   void push_bos(std::vector<int32_t>& out) const;
 
  private:
-  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
-  std::vector<int32_t> user_defined_;  // longest text first
-};
+  std::vector<int32_t> encode_with(std::string_view text, bool add_bos, bool parse_special,
+                                   const std::vector<TextSpan>* trusted) const final;
+  void settle_special_tokens();
 
-// The GPT-2 pre-tokenizer pattern, by hand (exposed for tests).
-std::vector<std::string_view> gpt2_pretokenize(std::string_view text);
+  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
+  std::vector<int32_t> specials_;  // CONTROL, USER_DEFINED and UNKNOWN; longest text first
+  std::vector<uint8_t> rstrip_;    // per token: whitespace after it is dropped (phi-3)
+};
 
 std::unique_ptr<Tokenizer> make_spm(Vocab v);
 std::unique_ptr<Tokenizer> make_bpe(Vocab v);

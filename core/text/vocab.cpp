@@ -64,6 +64,8 @@ void validate(const Vocab& v) {
   check("eos", v.eos);
   check("unk", v.unk);
   check("pad", v.pad);
+  check("eot", v.eot);
+  check("eom", v.eom);
   if (v.model == "gpt2") {
     if (v.merges.empty()) fail("gpt2 needs merges");
     for (size_t i = 0; i < v.merges.size(); ++i) {

@@ -90,7 +90,7 @@ typedef struct sy_step_shape {
   uint32_t n_prefill_tokens; /* prompt tokens computed this step */
   uint32_t n_decode_seqs;    /* sequences decoding one token */
   uint32_t reserved0;
-  uint64_t kv_ctx_tokens;    /* cached tokens the step's attention reads, summed over sequences */
+  uint64_t kv_ctx_tokens; /* cached tokens the step's attention reads, summed over sequences */
 } sy_step_shape;
 
 /* ---- Hybrid-model argument structs (since 1.1) ---- */
@@ -108,11 +108,11 @@ typedef struct sy_step_shape {
 typedef struct sy_ssm_conv_args {
   uint32_t struct_size;
   uint32_t n_seqs;
-  const sy_tensor* x;      /* F32 {channels, n_tokens} */
-  const sy_tensor* weight; /* F32 {d_conv, channels}: llama.cpp ssm_conv1d.weight */
-  const sy_tensor* bias;   /* F32 {channels}, or NULL for none */
-  const sy_tensor* state;  /* F32 {d_conv - 1, channels, n_slots}: in/out, slot-major */
-  const sy_tensor* y;      /* F32 {channels, n_tokens} */
+  const sy_tensor* x;              /* F32 {channels, n_tokens} */
+  const sy_tensor* weight;         /* F32 {d_conv, channels}: llama.cpp ssm_conv1d.weight */
+  const sy_tensor* bias;           /* F32 {channels}, or NULL for none */
+  const sy_tensor* state;          /* F32 {d_conv - 1, channels, n_slots}: in/out, slot-major */
+  const sy_tensor* y;              /* F32 {channels, n_tokens} */
   const uint32_t* seq_token_start; /* n_seqs + 1 ascending offsets into the batch's tokens */
   const int32_t* state_slots;      /* n_seqs rows of state, each in [0, n_slots) */
   uint32_t apply_silu;             /* nonzero: y = silu(conv + bias) */
@@ -186,6 +186,60 @@ typedef enum sy_rope_mode {
   SY_ROPE_MODE_FORCE_32BIT = 0x7fffffff
 } sy_rope_mode;
 
+/* ---- Argument structs since 1.3 ---- */
+
+/* RoPE with per-pair frequency factors and YaRN, as ggml_rope_ext computes it, in F32 and in
+ * this order (so backends agree with llama.cpp bit for bit in theta). In place on
+ * x{head_dim, n_head, n_tokens}; for token t, pair i in [0, n_rot/2):
+ *   theta_scale = powf(freq_base, -2.0f / n_rot)
+ *   th_i = pos[t] * theta_scale^i        (a running F32 product: th_0 = pos, th_{i+1} = th_i *
+ * theta_scale) e = th_i / freq_factors[i]           (factor 1 when freq_factors is NULL) theta =
+ * freq_scale * e, mscale = attn_factor if ext_factor != 0:                  (YaRN; ramp over i
+ * between the correction dims) corr(b) = n_rot * logf(n_ctx_orig / (b * 2 * pi)) / (2 *
+ * logf(freq_base)) lo = max(0, floorf(corr(beta_fast))), hi = min(n_rot - 1,
+ * ceilf(corr(beta_slow))) mix = (1 - min(1, max(0, (i - lo) / max(0.001f, hi - lo)))) * ext_factor
+ *     theta = theta * (1 - mix) + e * mix, mscale *= 1 + 0.1f * logf(1 / freq_scale)
+ *   c = cosf(theta) * mscale, s = sinf(theta) * mscale
+ *   (a, b) = (a * c - b * s, a * s + b * c) for the pair (x[2i], x[2i+1]) (SY_ROPE_NORM) or
+ *   (x[i], x[i + n_rot/2]) (SY_ROPE_NEOX); values from n_rot on are left as they are. */
+typedef struct sy_rope_ext_args {
+  uint32_t struct_size;
+  uint32_t mode;                 /* sy_rope_mode */
+  const sy_tensor* x;            /* F32 {head_dim, n_head, n_tokens}, rotated in place */
+  const int32_t* pos;            /* n_tokens positions */
+  const sy_tensor* freq_factors; /* F32 {n_rot / 2} (llama.cpp rope_freqs.weight), or NULL */
+  uint32_t n_rot;                /* even, in [2, head_dim] */
+  uint32_t n_ctx_orig;           /* YaRN: the context the model was trained with */
+  float freq_base;
+  float freq_scale; /* 1 / rope.scaling.factor */
+  float ext_factor; /* 0: no YaRN ramp */
+  float attn_factor;
+  float beta_fast;
+  float beta_slow;
+} sy_rope_ext_args;
+
+typedef enum sy_bias_scale_order {
+  SY_SCALE_THEN_BIAS = 0, /* y = x * scale + bias   (llama.cpp: q/k/v and attention output) */
+  SY_BIAS_THEN_SCALE = 1, /* y = (x + bias) * scale (llama.cpp: the FFN projections) */
+  SY_BIAS_SCALE_ORDER_FORCE_32BIT = 0x7fffffff
+} sy_bias_scale_order;
+
+/* The epilogue of a projection with an optional bias and a per-tensor output multiplier
+ * (llama.cpp's `.bias` and `.scale` tensors): per row r of x{n, rows}, in F32, each step rounded
+ * to F32 as ggml's separate add and mul are:
+ *   SY_SCALE_THEN_BIAS: y[i, r] = x[i, r] * scale + bias[i]
+ *   SY_BIAS_THEN_SCALE: y[i, r] = (x[i, r] + bias[i]) * scale
+ * bias may be NULL (none); scale 1 is no scaling. y may alias x. */
+typedef struct sy_bias_scale_args {
+  uint32_t struct_size;
+  uint32_t order;        /* sy_bias_scale_order; an unknown value is SY_ERR_INVALID_ARG */
+  const sy_tensor* x;    /* F32 {n, rows...} */
+  const sy_tensor* bias; /* F32 {n}, or NULL */
+  const sy_tensor* y;    /* F32, the shape of x */
+  float scale;
+  uint32_t reserved0;
+} sy_bias_scale_args;
+
 typedef struct sy_backend_iface {
   uint32_t struct_size;
   uint32_t reserved0;
@@ -254,6 +308,12 @@ typedef struct sy_backend_iface {
    * {k, n_tokens} (the moe_gate output), y F32 {N, n_tokens}; y may not alias x. */
   sy_status (*moe_combine)(sy_backend_t backend, const sy_tensor* x, const sy_tensor* weights,
                            const sy_tensor* y);
+
+  /* ---- since 1.3 ---- */
+  /* Optional: a model that needs them (RoPE frequency factors or YaRN; projection biases or
+   * `.scale` multipliers) is refused on a backend without them, naming the op. */
+  sy_status (*rope_ext)(sy_backend_t backend, const sy_rope_ext_args* args);
+  sy_status (*bias_scale)(sy_backend_t backend, const sy_bias_scale_args* args);
 } sy_backend_iface;
 
 /* Size of the 1.0 table: a plugin built against 1.0 reports this struct_size. */

@@ -50,6 +50,18 @@ typedef enum sy_dtype {
   SY_DTYPE_Q8_0 = 8,
   SY_DTYPE_I32 = 26,
   SY_DTYPE_BF16 = 30,
+  /* ---- since 1.3: ggml's quantised block types (layouts in ggml-common.h) ---- */
+  SY_DTYPE_Q4_0 = 2,
+  SY_DTYPE_Q4_1 = 3,
+  SY_DTYPE_Q5_0 = 6,
+  SY_DTYPE_Q5_1 = 7,
+  SY_DTYPE_Q2_K = 10,
+  SY_DTYPE_Q3_K = 11,
+  SY_DTYPE_Q4_K = 12,
+  SY_DTYPE_Q5_K = 13,
+  SY_DTYPE_Q6_K = 14,
+  SY_DTYPE_IQ4_NL = 20,
+  SY_DTYPE_IQ4_XS = 23,
   SY_DTYPE_FORCE_32BIT = 0x7fffffff
 } sy_dtype;
 

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <functional>
 
-#include "dtype_util.h"
+#include "switchyard/common/half.h"
 
 #define SY_GPU_RUNTIME "EMU"
 #define SY_GPU_VENDOR "Switchyard CPU emulation"
@@ -76,6 +76,10 @@ inline float __uint_as_float(uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
+}
+// A product that is never fused into an FMA (the host compiler builds without FMA contraction).
+inline float __fmul_rn(float a, float b) {
+  return a * b;
 }
 inline float sy_half_to_float(uint16_t h) {
   return ::sy::dtype::f16_to_f32(h);

@@ -1,126 +1,72 @@
-#include "model/jamba_model.h"
+#include "model/decoder_model.h"
 
 #include <algorithm>
-#include <cmath>
 #include <set>
 #include <stdexcept>
 
-#include "dtype_util.h"
 #include "gguf/gguf.h"
+#include "host/log.h"
+#include "model/arch.h"
 #include "model/decoder_ops.h"
 
 namespace sy::model {
 
-using Kind = WeightMap::Kind;
-
-struct JambaModel::Batch : FlatBatch {
+struct DecoderModel::Batch : FlatBatch {
   std::vector<int32_t> state_slots;  // one per sequence (models with recurrent layers)
 };
 
-JambaModel::JambaModel(const gguf::File& file, Backend& backend)
+DecoderModel::DecoderModel(const gguf::File& file, Backend& backend)
     : file_(file),
       backend_(backend),
-      hp_(read_hybrid_hparams(file)),
+      hp_(read_decoder_hparams(file)),
       weights_(file, backend),
+      w_(bind_weights(weights_, file, *find_arch(hp_.arch), hp_)),
       state_(hp_.n_recurrent_layers(), hp_.conv_state_floats(), hp_.ssm_state_floats()) {
-  const bool any_moe = std::find(hp_.moe.begin(), hp_.moe.end(), true) != hp_.moe.end();
-  require_ops(backend, hp_.arch, hp_.n_recurrent_layers() > 0, any_moe);
-  load_layers();
-  uint32_t n_moe = 0;
-  for (bool m : hp_.moe) n_moe += m;
-  if (n_moe > 0)  // jamba.cpp: build_moe_ffn with softmax gating and norm_w = false
-    moe_ = std::make_unique<MoeFfn>(backend, hp_.n_embd, hp_.n_ff, hp_.n_expert, hp_.n_expert_used,
-                                    false, n_moe);
-  fill_info();
-}
-
-JambaModel::~JambaModel() = default;
-
-void JambaModel::load_layers() {
-  const int64_t E = hp_.n_embd, V = hp_.n_vocab, F = hp_.n_ff, DI = hp_.d_inner, S = hp_.d_state;
-  const int64_t R = hp_.dt_rank, K = hp_.d_conv, X = hp_.n_expert;
-  const int64_t KV = int64_t(hp_.head_dim) * hp_.n_head_kv;
-  tok_embd_ = &weights_.get("token_embd.weight", {E, V}, Kind::matrix);
-  out_norm_ = &weights_.get("output_norm.weight", {E}, Kind::f32);
-  output_ = hp_.tied_output ? tok_embd_ : &weights_.get("output.weight", {E, V}, Kind::matrix);
-  bool need_ones = false;
-  int32_t n_attn = 0, n_recr = 0, n_moe = 0;
-  for (uint32_t l = 0; l < hp_.n_layer; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    Layer L;
-    L.recurrent = hp_.recurrent[l];
-    L.moe = hp_.moe[l];
-    L.attn_norm = &weights_.get(b + "attn_norm.weight", {E}, Kind::f32);
-    if (L.recurrent) {
-      L.recr_index = n_recr++;
-      const sy_tensor& in = weights_.get(b + "ssm_in.weight", {E, 2 * DI}, Kind::matrix);
-      L.in_x = WeightMap::rows(in, 0, DI);
-      L.in_z = WeightMap::rows(in, DI, DI);
-      L.conv_w = &weights_.get(b + "ssm_conv1d.weight", {K, DI}, Kind::f32);
-      L.conv_b = &weights_.get(b + "ssm_conv1d.bias", {DI}, Kind::f32);
-      const sy_tensor& xp = weights_.get(b + "ssm_x.weight", {DI, R + 2 * S}, Kind::matrix);
-      L.x_dt = WeightMap::rows(xp, 0, R);
-      L.x_b = WeightMap::rows(xp, R, S);
-      L.x_c = WeightMap::rows(xp, R + S, S);
-      if (hp_.dt_b_c_norms) {
-        L.dt_norm = weights_.find(b + "ssm_dt_norm.weight", {R}, Kind::f32);
-        L.b_norm = weights_.find(b + "ssm_b_norm.weight", {S}, Kind::f32);
-        L.c_norm = weights_.find(b + "ssm_c_norm.weight", {S}, Kind::f32);
-        if (hp_.arch == "jamba" && !(L.dt_norm && L.b_norm && L.c_norm))
-          throw std::runtime_error(file_.origin() + ": missing tensor " + b +
-                                   "ssm_{dt,b,c}_norm.weight");
-        need_ones |= !(L.dt_norm && L.b_norm && L.c_norm);
-      }
-      L.dt_w = &weights_.get(b + "ssm_dt.weight", {R, DI}, Kind::matrix);
-      L.dt_b = &weights_.get(b + "ssm_dt.bias", {DI}, Kind::f32);
-      L.a = &weights_.get(b + "ssm_a", {S, DI}, Kind::f32);
-      L.d = &weights_.get(b + "ssm_d", {DI}, Kind::f32);
-      L.out = &weights_.get(b + "ssm_out.weight", {DI, E}, Kind::matrix);
-    } else {
-      L.attn_index = n_attn++;
-      L.wq = &weights_.get(b + "attn_q.weight", {E, E}, Kind::matrix);
-      L.wk = &weights_.get(b + "attn_k.weight", {E, KV}, Kind::matrix);
-      L.wv = &weights_.get(b + "attn_v.weight", {E, KV}, Kind::matrix);
-      L.wo = &weights_.get(b + "attn_output.weight", {E, E}, Kind::matrix);
-    }
-    if (hp_.has_ffn) {
-      L.ffn_norm = &weights_.get(b + "ffn_norm.weight", {E}, Kind::f32);
-      if (L.moe) {
-        L.moe_index = n_moe++;
-        L.exps.gate_inp = &weights_.get(b + "ffn_gate_inp.weight", {E, X}, Kind::f32);
-        L.exps.gate_exps = &weights_.get(b + "ffn_gate_exps.weight", {E, F, X}, Kind::matrix);
-        L.exps.up_exps = &weights_.get(b + "ffn_up_exps.weight", {E, F, X}, Kind::matrix);
-        L.exps.down_exps = &weights_.get(b + "ffn_down_exps.weight", {F, E, X}, Kind::matrix);
-      } else {
-        L.gate = &weights_.get(b + "ffn_gate.weight", {E, F}, Kind::matrix);
-        L.up = &weights_.get(b + "ffn_up.weight", {E, F}, Kind::matrix);
-        L.down = &weights_.get(b + "ffn_down.weight", {F, E}, Kind::matrix);
-      }
-    }
-    layers_.push_back(L);
+  OpNeeds needs;
+  needs.ssm = hp_.n_recurrent_layers() > 0;
+  needs.moe = hp_.n_moe_layers() > 0;
+  needs.rope_ext = hp_.n_attn_layers() > 0 && hp_.rope.enabled &&
+                   (!hp_.rope.plain() || w_.rope_freqs != nullptr);
+  needs.bias_scale = w_.any_epilogue();
+  require_ops(backend, hp_.arch, needs);
+  if (!w_.accepted_unapplied.empty()) {
+    std::string names;
+    for (size_t i = 0; i < w_.accepted_unapplied.size() && i < 4; ++i)
+      names += (i ? ", " : "") + w_.accepted_unapplied[i];
+    logger()->warn(
+        "{}: {} tensors are taken as llama.cpp's loader takes them but not applied, as its {} "
+        "graph does not apply them: {}{}",
+        file.origin(), w_.accepted_unapplied.size(), hp_.arch, names,
+        w_.accepted_unapplied.size() > 4 ? ", ..." : "");
   }
-  if (need_ones) {  // FalconMamba-style dt/B/C norms without weights: multiply by 1
+  if (needs.moe)
+    moe_ = std::make_unique<MoeFfn>(backend, hp_.n_embd, hp_.n_ff, hp_.n_expert, hp_.n_expert_used,
+                                    hp_.moe_normalize, hp_.n_moe_layers());
+  if (w_.needs_norm_ones) {  // FalconMamba-style dt/B/C norms without weights: multiply by 1
+    const int64_t R = hp_.dt_rank, S = hp_.d_state;
     const std::vector<float> ones(std::max(R, S), 1.0f);
     ones_ = backend_.alloc(ones.size() * sizeof(float));
     ones_->write(0, ones.data(), ones.size() * sizeof(float));
     ones_r_ = make_tensor(*ones_, SY_DTYPE_F32, {R});
     ones_s_ = make_tensor(*ones_, SY_DTYPE_F32, {S});
-    for (Layer& L : layers_) {
-      if (!L.recurrent) continue;
-      if (!L.dt_norm) L.dt_norm = &ones_r_;
-      if (!L.b_norm) L.b_norm = &ones_s_;
-      if (!L.c_norm) L.c_norm = &ones_s_;
+    for (LayerWeights& L : w_.layers) {
+      if (L.spec.mixer != Mixer::ssm) continue;
+      L.ssm.dt_norm = &ones_r_;
+      L.ssm.b_norm = L.ssm.c_norm = &ones_s_;
     }
   }
+  fill_info();
 }
 
-void JambaModel::fill_info() {
+DecoderModel::~DecoderModel() = default;
+
+void DecoderModel::fill_info() {
   info_.arch = hp_.arch;
   info_.n_vocab = hp_.n_vocab;
   info_.n_ctx = hp_.n_ctx;
   info_.n_layer = hp_.n_layer;
   info_.n_attn_layers = hp_.n_attn_layers();
-  info_.kv_row_width = info_.n_attn_layers ? hp_.head_dim * hp_.n_head_kv : 0;
+  info_.kv_row_width = info_.n_attn_layers ? hp_.kv_width() : 0;
   info_.state_bytes_per_seq = state_.bytes_per_seq();
   info_.n_expert = moe_ ? hp_.n_expert : 0;
   info_.n_expert_used = moe_ ? hp_.n_expert_used : 0;
@@ -141,27 +87,26 @@ void JambaModel::fill_info() {
   info_.bytes_per_token = info_.weight_bytes - idle_bytes - (hp_.tied_output ? 0 : embd->nbytes);
 }
 
-void JambaModel::reserve_state_slots(uint32_t n_slots) {
+void DecoderModel::reserve_state_slots(uint32_t n_slots) {
   state_.reserve(backend_, n_slots, hp_.d_conv, hp_.d_inner, hp_.d_state);
 }
 
-uint64_t JambaModel::activation_bytes() const {
+uint64_t DecoderModel::activation_bytes() const {
   return (act_ ? act_->size() : 0) + (moe_ ? moe_->scratch_bytes() : 0);
 }
 
-void JambaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
+void DecoderModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
   if (n_tokens <= cap_tokens_ && n_out <= cap_out_) return;
   cap_tokens_ = std::max(cap_tokens_, n_tokens);
   cap_out_ = std::max(cap_out_, n_out);
   const uint64_t T = cap_tokens_, E = hp_.n_embd, F = hp_.n_ff, DI = hp_.d_inner;
-  const uint64_t S = hp_.d_state, R = hp_.dt_rank, KV = info_.kv_row_width;
-  const bool recr = hp_.n_recurrent_layers() > 0, attn = info_.n_attn_layers > 0;
+  const uint64_t S = hp_.d_state, R = hp_.dt_rank, Q = hp_.q_width(), KV = hp_.kv_width();
   ScratchLayout layout;
   auto carve = [&](uint64_t floats) { return layout.carve(floats); };
   off_x_ = carve(E * T);
   off_xn_ = carve(E * T);
   off_mix_ = carve(E * T);
-  if (recr) {
+  if (hp_.n_recurrent_layers() > 0) {
     off_u_ = carve(DI * T);
     off_z_ = carve(DI * T);
     off_uc_ = carve(DI * T);
@@ -171,13 +116,13 @@ void JambaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
     off_dt_ = carve(DI * T);
     off_y_ = carve(DI * T);
   }
-  if (attn) {
-    off_q_ = carve(E * T);
+  if (hp_.n_attn_layers() > 0) {
+    off_q_ = carve(Q * T);
     off_k_ = carve(KV * T);
     off_v_ = carve(KV * T);
-    off_attn_ = carve(E * T);
+    off_attn_ = carve(Q * T);
   }
-  if (hp_.has_ffn) {
+  if (F > 0) {
     off_gate_ = carve(F * T);
     off_up_ = carve(F * T);
   }
@@ -186,7 +131,7 @@ void JambaModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
   act_ = backend_.alloc(layout.size());
 }
 
-void JambaModel::mamba_mixer(const Layer& L, const Batch& bt, const sy_tensor& xn,
+void DecoderModel::ssm_mixer(const SsmWeights& L, const Batch& bt, const sy_tensor& xn,
                              const sy_tensor& out) {
   const auto& api = backend_.api();
   sy_backend_t b = backend_.handle();
@@ -199,13 +144,13 @@ void JambaModel::mamba_mixer(const Layer& L, const Batch& bt, const sy_tensor& x
   const sy_tensor cm = make_tensor(*act_, SY_DTYPE_F32, {S, T}, off_c_);
   const sy_tensor dt = make_tensor(*act_, SY_DTYPE_F32, {DI, T}, off_dt_);
   const sy_tensor y = make_tensor(*act_, SY_DTYPE_F32, {DI, T}, off_y_);
-  backend_.check(api.matmul(b, &xn, &L.in_x, &u), "matmul");
-  backend_.check(api.matmul(b, &xn, &L.in_z, &z), "matmul");
+  apply_linear(backend_, L.in_x, xn, u);
+  apply_linear(backend_, L.in_z, xn, z);
   sy_ssm_conv_args ca{};
   ca.struct_size = sizeof ca;
   ca.n_seqs = bt.n_seqs;
   ca.x = &u, ca.weight = L.conv_w, ca.bias = L.conv_b, ca.y = &uc;
-  ca.state = &state_.conv(L.recr_index);
+  ca.state = &state_.conv(L.state_layer);
   ca.seq_token_start = bt.seq_start.data();
   ca.state_slots = bt.state_slots.data();
   ca.apply_silu = 1;
@@ -224,36 +169,38 @@ void JambaModel::mamba_mixer(const Layer& L, const Batch& bt, const sy_tensor& x
   sa.n_seqs = bt.n_seqs;
   sa.u = &uc, sa.dt = &dt, sa.dt_bias = L.dt_b, sa.a = L.a, sa.b = &bm, sa.c = &cm, sa.d = L.d;
   sa.z = &z, sa.y = &y;
-  sa.state = &state_.ssm(L.recr_index);
+  sa.state = &state_.ssm(L.state_layer);
   sa.seq_token_start = bt.seq_start.data();
   sa.state_slots = bt.state_slots.data();
   backend_.check(api.ssm_scan(b, &sa), "ssm_scan");
-  backend_.check(api.matmul(b, &y, L.out, &out), "matmul");
+  apply_linear(backend_, L.out, y, out);
 }
 
-void JambaModel::attention_mixer(const Layer& L, const Batch& bt, KvCache& cache,
-                                 const sy_tensor& xn, const sy_tensor& out) {
-  const auto& api = backend_.api();
-  sy_backend_t b = backend_.handle();
+void DecoderModel::attention_mixer(const AttentionWeights& L, const Batch& bt, KvCache& cache,
+                                   const sy_tensor& xn, const sy_tensor& out) {
   const int64_t T = xn.ne[1], D = hp_.head_dim, H = hp_.n_head, HK = hp_.n_head_kv;
   const sy_tensor q = make_tensor(*act_, SY_DTYPE_F32, {D * H, T}, off_q_);
   const sy_tensor q3 = make_tensor(*act_, SY_DTYPE_F32, {D, H, T}, off_q_);
   const sy_tensor k = make_tensor(*act_, SY_DTYPE_F32, {D * HK, T}, off_k_);
+  const sy_tensor k3 = make_tensor(*act_, SY_DTYPE_F32, {D, HK, T}, off_k_);
   const sy_tensor v = make_tensor(*act_, SY_DTYPE_F32, {D * HK, T}, off_v_);
   const sy_tensor attn = make_tensor(*act_, SY_DTYPE_F32, {D * H, T}, off_attn_);
   const sy_tensor attn3 = make_tensor(*act_, SY_DTYPE_F32, {D, H, T}, off_attn_);
-  backend_.check(api.matmul(b, &xn, L.wq, &q), "matmul");
-  backend_.check(api.matmul(b, &xn, L.wk, &k), "matmul");
-  backend_.check(api.matmul(b, &xn, L.wv, &v), "matmul");
-  // No RoPE: Jamba's attention has no positional encoding.
-  paged_attention(backend_, bt, cache, static_cast<uint32_t>(L.attn_index), q3, k, v, attn3,
-                  static_cast<uint32_t>(HK), 1.0f / std::sqrt(static_cast<float>(D)));
-  backend_.check(api.matmul(b, &attn, L.wo, &out), "matmul");
+  apply_linear(backend_, L.q, xn, q);
+  apply_linear(backend_, L.k, xn, k);
+  apply_linear(backend_, L.v, xn, v);
+  if (hp_.rope.enabled) {
+    apply_rope(backend_, hp_.rope, w_.rope_freqs, q3, bt.pos.data());
+    apply_rope(backend_, hp_.rope, w_.rope_freqs, k3, bt.pos.data());
+  }
+  paged_attention(backend_, bt, cache, L.cache_layer, q3, k, v, attn3, static_cast<uint32_t>(HK),
+                  hp_.attn_scale);
+  apply_linear(backend_, L.o, attn, out);
 }
 
-std::vector<float> JambaModel::forward(const std::vector<SeqInput>& seqs, KvCache& cache,
-                                       bool all_logits) {
-  const bool attn = info_.n_attn_layers > 0, recr = hp_.n_recurrent_layers() > 0;
+std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCache& cache,
+                                         bool all_logits) {
+  const bool attn = hp_.n_attn_layers() > 0, recr = hp_.n_recurrent_layers() > 0;
   Batch bt;
   static_cast<FlatBatch&>(bt) =
       flatten_batch(seqs, cache.block_size(), hp_.n_vocab, all_logits, attn);
@@ -298,26 +245,25 @@ std::vector<float> JambaModel::forward(const std::vector<SeqInput>& seqs, KvCach
   const sy_tensor sel = make_tensor(*act_, SY_DTYPE_F32, {E, n_out}, off_sel_);
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {hp_.n_vocab, n_out}, off_logits_);
 
-  backend_.check(api.get_rows(b, tok_embd_, bt.ids.data(), T, &x), "get_rows");
+  backend_.check(api.get_rows(b, w_.tok_embd, bt.ids.data(), T, &x), "get_rows");
   for (uint32_t l = 0; l < hp_.n_layer; ++l) {
-    const Layer& L = layers_[l];
+    const LayerWeights& L = w_.layers[l];
     backend_.check(api.rms_norm(b, &x, L.attn_norm, hp_.rms_eps, &xn), "rms_norm");
-    if (L.recurrent)
-      mamba_mixer(L, bt, xn, mix);
+    if (L.spec.mixer == Mixer::attention)
+      attention_mixer(L.attn, bt, cache, xn, mix);
     else
-      attention_mixer(L, bt, cache, xn, mix);
+      ssm_mixer(L.ssm, bt, xn, mix);
     backend_.check(api.add(b, &x, &mix, &x), "add");
-    if (!hp_.has_ffn) continue;
+    if (L.spec.ffn == FfnKind::none) continue;
     backend_.check(api.rms_norm(b, &x, L.ffn_norm, hp_.rms_eps, &xn), "rms_norm");
-    if (L.moe) {
-      moe_->forward(static_cast<uint32_t>(L.moe_index), l, L.exps, xn, mix, groups);
-    } else {
-      swiglu_ffn(backend_, xn, *L.gate, *L.up, *L.down, gate, up, mix);
-    }
+    if (L.spec.ffn == FfnKind::moe)
+      moe_->forward(L.ffn.moe_index, l, L.ffn.exps, xn, mix, groups);
+    else
+      swiglu_ffn(backend_, xn, L.ffn.gate, L.ffn.up, L.ffn.down, gate, up, mix);
     backend_.check(api.add(b, &x, &mix, &x), "add");
   }
-  std::vector<float> out = output_logits(backend_, bt, x, *out_norm_, hp_.rms_eps, *output_, sel,
-                                         logits, *act_, off_logits_);
+  std::vector<float> out = output_logits(backend_, bt, x, *w_.out_norm, hp_.rms_eps, *w_.output,
+                                         sel, logits, *act_, off_logits_);
   if (moe_) moe_->flush_counts();
   return out;
 }

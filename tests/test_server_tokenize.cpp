@@ -1,0 +1,200 @@
+// POST /tokenize and /detokenize end to end (llama.cpp's and vLLM's request shapes, exact ids,
+// round trips, 400s with JSON bodies), chat prompts from the model's template, and a template
+// no family matches: chat refused with a 400 naming it, completions still served.
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+#include "gguf/gguf.h"
+#include "server_fixture.h"
+#include "text/chat_template.h"
+
+namespace {
+
+using namespace sy::test;
+using Ids = std::vector<int32_t>;
+
+std::string single(const fs::path& model = {}, const std::string& model_keys = "") {
+  std::string t = variant_tables("", "fixed_window", "max_batch = 4\nwait_window_ms = 1\n", model);
+  if (!model_keys.empty()) t.insert(t.find("[backend]"), model_keys);
+  return plugin_dirs_line() + "[serve]\nmodel_name = \"tiny\"\n" + t;
+}
+
+// byte_level_vocab ids: a byte b is 3 + b; "Hi" spells "▁" (E2 96 81) first.
+int32_t B(unsigned char c) {
+  return 3 + c;
+}
+const Ids kHi = {B(0xE2), B(0x96), B(0x81), B('H'), B('i')};
+
+const sy::text::Tokenizer& tokenizer_of(const TestServer& s) {
+  return *s.server->router().current()->variants[0].runner->tokenizer();
+}
+
+json ok(const httplib::Result& r) {
+  EXPECT_TRUE(r);
+  if (!r) return {};
+  EXPECT_EQ(r->status, 200) << r->body;
+  return json::parse(r->body);
+}
+
+TEST(ServerTokenize, RoundTripsWithExactIds) {
+  TestServer s("tok-basic", single());
+  const uint32_t ctx = s.server->router().current()->variants[0].runner->limits().max_context;
+  // llama.cpp's shape: no BOS unless add_special.
+  json j = ok(s.post("/tokenize", {{"content", "Hi"}}));
+  EXPECT_EQ(j["tokens"].get<Ids>(), kHi);
+  EXPECT_EQ(j["count"], 5);
+  EXPECT_EQ(j["max_model_len"], ctx);
+  Ids with_bos = kHi;
+  with_bos.insert(with_bos.begin(), 1);
+  EXPECT_EQ(
+      ok(s.post("/tokenize", {{"content", "Hi"}, {"add_special", true}}))["tokens"].get<Ids>(),
+      with_bos);
+  // vLLM's shape: a prompt gets BOS unless add_special_tokens is false.
+  EXPECT_EQ(ok(s.post("/tokenize", {{"prompt", "Hi"}}))["tokens"].get<Ids>(), with_bos);
+  EXPECT_EQ(ok(s.post("/tokenize", {{"prompt", "Hi"}, {"add_special_tokens", false}}))["tokens"]
+                .get<Ids>(),
+            kHi);
+  // Pieces (llama.cpp: bytes when not UTF-8 alone) and token strings (vLLM).
+  j = ok(
+      s.post("/tokenize", {{"content", "Hi"}, {"with_pieces", true}, {"return_token_strs", true}}));
+  EXPECT_EQ(j["tokens"], json::parse(R"([{"id":229,"piece":[226]},{"id":153,"piece":[150]},
+      {"id":132,"piece":[129]},{"id":75,"piece":"H"},{"id":108,"piece":"i"}])"));
+  EXPECT_EQ(j["token_strs"], json::parse(R"(["<0xE2>","<0x96>","<0x81>","<0x48>","<0x69>"])"));
+
+  // Back to text: both servers' field names, control tokens shown.
+  j = ok(s.post("/detokenize", {{"tokens", kHi}}));
+  EXPECT_EQ(j["content"], "Hi");
+  EXPECT_EQ(j["prompt"], "Hi");
+  EXPECT_EQ(ok(s.post("/detokenize", {{"tokens", with_bos}}))["content"], "<s> Hi");
+  const std::string text =
+      "Stra\xC3\x9F"
+      "e 12, caf\xC3\xA9!";
+  const json ids = ok(s.post("/tokenize", {{"content", text}}))["tokens"];
+  EXPECT_EQ(ids.get<Ids>(), tokenizer_of(s).encode(text, false));
+  EXPECT_EQ(ok(s.post("/detokenize", {{"tokens", ids}}))["content"], text);
+  EXPECT_EQ(ok(s.post("/detokenize", {{"tokens", json::array()}}))["content"], "");
+}
+
+TEST(ServerTokenize, MessagesUseTheChatTemplate) {
+  TestServer s("tok-chat", single());  // a generated file has no template: chatml
+  const json msgs = {{{"role", "user"}, {"content", "Hi"}}};
+  const std::string chatml = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
+  EXPECT_EQ(ok(s.post("/tokenize", {{"messages", msgs}}))["tokens"].get<Ids>(),
+            tokenizer_of(s).encode(chatml, false));
+  EXPECT_EQ(
+      ok(s.post("/tokenize", {{"messages", msgs}, {"add_generation_prompt", false}}))["tokens"]
+          .get<Ids>(),
+      tokenizer_of(s).encode("<|im_start|>user\nHi<|im_end|>\n", false));
+  // A chat request is that prompt, with the vocabulary's BOS.
+  const json c = ok(
+      s.post("/v1/chat/completions", {{"messages", msgs}, {"max_tokens", 2}, {"temperature", 0}}));
+  EXPECT_EQ(c["usage"]["prompt_tokens"], tokenizer_of(s).encode(chatml, true).size());
+}
+
+TEST(ServerTokenize, BadBodiesGet400s) {
+  TestServer s("tok-bad", single());
+  auto refused = [&](const std::string& path, const std::string& body) {
+    const auto r = s.post_raw(path, body);
+    EXPECT_TRUE(r);
+    if (!r) return std::string();
+    EXPECT_EQ(r->status, 400) << body;
+    EXPECT_TRUE(json::parse(r->body).contains("error")) << r->body;
+    return r->body;
+  };
+  EXPECT_EQ(json::parse(refused("/tokenize", "{not json"))["error"]["code"], "invalid_json");
+  const std::string one_of =
+      R"({"error":{"code":"invalid_value","message":"Give exactly one of 'content', 'prompt' or 'messages'.","param":null,"type":"invalid_request_error"}})";
+  EXPECT_EQ(refused("/tokenize", "{}"), one_of);
+  EXPECT_EQ(refused("/tokenize", R"({"content":"a","prompt":"b"})"), one_of);
+  EXPECT_EQ(
+      refused("/tokenize", R"({"content":"a","colour":1})"),
+      R"({"error":{"code":"unknown_parameter","message":"Unrecognized request argument supplied: colour","param":"colour","type":"invalid_request_error"}})");
+  EXPECT_EQ(json::parse(refused("/tokenize", R"({"content":5})"))["error"]["param"], "content");
+  EXPECT_EQ(
+      json::parse(refused("/tokenize", R"({"content":"a","add_special":"yes"})"))["error"]["code"],
+      "invalid_type");
+  EXPECT_EQ(json::parse(refused(
+                "/tokenize", R"({"messages":[{"role":"king","content":"a"}]})"))["error"]["param"],
+            "messages[0].role");
+  const int n = tokenizer_of(s).n_vocab();
+  EXPECT_EQ(
+      refused("/detokenize", R"({"tokens":[1,99999]})"),
+      R"({"error":{"code":"invalid_value","message":"Invalid 'tokens': token id 99999 is out of range (the vocabulary has )" +
+          std::to_string(n) + R"( tokens).","param":"tokens","type":"invalid_request_error"}})");
+  EXPECT_EQ(json::parse(refused("/detokenize", R"({"tokens":[1,"x"]})"))["error"]["code"],
+            "invalid_type");
+  EXPECT_EQ(json::parse(refused("/detokenize", R"({"tokens":"Hi"})"))["error"]["code"],
+            "invalid_type");
+  EXPECT_EQ(json::parse(refused("/detokenize", "{}"))["error"]["param"], "tokens");
+  const auto r = s.post("/tokenize", {{"content", "a"}, {"model", "nope"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+}
+
+// The tiny model with a tokenizer.chat_template no family matches.
+fs::path model_with_template(const std::string& tmpl) {
+  const fs::path out = server_dir() / "tiny-odd-template.gguf";
+  const auto f = sy::gguf::File::open(model_file("f32"));
+  sy::gguf::Writer w;
+  for (const auto& [k, v] : f->metadata()) w.set(k, v);
+  w.set("tokenizer.chat_template", sy::gguf::Value::of_str(tmpl));
+  for (const auto& t : f->tensors())
+    w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+  w.write(out);
+  return out;
+}
+
+TEST(ServerTokenize, UnrecognisedTemplateRefusesChatOnly) {
+  const std::string tmpl =
+      "{% for m in messages %}<<{{ m['role'] }}>>{{ m['content'] }}{% endfor %}";
+  const fs::path model = model_with_template(tmpl);
+  const std::string why = sy::text::ChatTemplate::resolve("", tmpl).error();
+  ASSERT_NE(why.find("tokenizer.chat_template \"{% for m in messages %}<<{{ m['role'] }}>>"),
+            std::string::npos);
+  {
+    TestServer s("tok-odd", single(model));
+    const json msgs = {{{"role", "user"}, {"content", "Hi"}}};
+    const auto chat = s.post("/v1/chat/completions", {{"messages", msgs}, {"max_tokens", 2}});
+    ASSERT_TRUE(chat);
+    EXPECT_EQ(chat->status, 400);
+    const json want = {{"error",
+                        {{"message", why},
+                         {"type", "invalid_request_error"},
+                         {"param", "messages"},
+                         {"code", "unsupported_chat_template"}}}};
+    EXPECT_EQ(json::parse(chat->body), want);
+    const auto tok = s.post("/tokenize", {{"messages", msgs}});
+    ASSERT_TRUE(tok);
+    EXPECT_EQ(json::parse(tok->body), want);
+    ok(s.post("/v1/completions", greedy("Hi", 2)));  // completions still work
+  }
+  // [model] chat_template chooses a family over the file's template.
+  TestServer s("tok-odd-named", single(model, "chat_template = \"llama3\"\n"));
+  EXPECT_EQ(
+      ok(s.post("/tokenize", {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}}))["tokens"]
+          .get<Ids>(),
+      tokenizer_of(s).encode("<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                             "<|start_header_id|>assistant<|end_header_id|>\n\n",
+                             false));
+}
+
+TEST(ServerTokenize, ChatTemplateKeyIsChecked) {
+  const std::string toml = "[model]\npath = \"m.gguf\"\nchat_template = \"chatml2\"\n";
+  try {
+    sy::parse_config(toml, "x.toml");
+    ADD_FAILURE() << "an unknown chat template name was accepted";
+  } catch (const sy::ConfigError& e) {
+    std::string names;
+    for (const auto& n : sy::text::chat_format_names()) names += (names.empty() ? "" : ", ") + n;
+    EXPECT_EQ(std::string(e.what()),
+              "x.toml:3:17: model.chat_template: unknown chat template "
+              "'chatml2' (expected one of: " +
+                  names + ")");
+  }
+  const std::string good =
+      "[model]\npath = \"m.gguf\"\nchat_template = \"gemma\"\n"
+      "[backend]\nplugin = \"cpu_ref\"\n[scheduler]\nplugin = \"fixed_window\"\n";
+  EXPECT_EQ(sy::parse_config(good, "x.toml").model.chat_template, "gemma");
+}
+
+}  // namespace
