@@ -2,11 +2,13 @@
 // ctest registers this binary once per path with SWITCHYARD_CPU_KERNELS set (kernels.cmake),
 // and once with the variable unset (the path cpuid picks). A path this CPU lacks is skipped.
 //
-// Tolerances: |onednn - ref| <= rtol * mag (+ the activation quantization bound for Q8_0).
-// mag is the sum of |x_k w_k| for a dot product and the largest |v| of the cache for attention;
-// rtol = 1e-5 (F32 accumulation against cpu_ref's double). Q8_0 weights read activations
-// quantized to int16 blocks (kernels/kernels.h: d = max|x| / 32767 per 32 values, so each value
-// is off by at most d / 2): the bound adds sum over blocks of d / 2 * sum |w|.
+// Tolerances: |onednn - ref| <= rtol * mag (+ the activation quantization bound for the
+// quantised types). mag is the sum of |x_k w_k| for a dot product and the largest |v| of the
+// cache for attention; rtol = 1e-5 (F32 accumulation against cpu_ref's double). Quantised
+// weights (Q8_0 and every ggml block type) read activations quantized to int16 blocks
+// (kernels/kernels.h: d = max|x| / 32767 per 256 values, the last block of a row shorter, so
+// each value is off by at most d / 2): the bound adds sum over blocks of d / 2 * sum |w|.
+// Dequantisation (get_rows, the GEMM's panels) must equal cpu_ref's codecs bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,8 +32,40 @@ using sy::test::Handle;
 using sy::test::LoadedPlugin;
 
 constexpr double kRtol = 1e-5;
-const uint32_t kDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0};
+// Every weight dtype of the table: F32, F16, BF16 and ggml's block types.
+std::vector<uint32_t> weight_dtypes() {
+  std::vector<uint32_t> v;
+  for (const sy::dtype::Traits& t : sy::dtype::kTable)
+    if (t.to_f32) v.push_back(t.id);
+  return v;
+}
+const std::vector<uint32_t> kDtypes = weight_dtypes();
+
+bool is_float(uint32_t dt) {
+  return sy::dtype::block_elems(dt) == 1;
+}
+
+// Row lengths: odd ones for the float types, an odd number of blocks for the block types.
+std::vector<int64_t> row_lengths(uint32_t dt) {
+  if (is_float(dt)) return {1, 7, 37, 257, 801};
+  const int64_t b = sy::dtype::block_elems(dt);
+  return b == 32 ? std::vector<int64_t>{32, 96, 800} : std::vector<int64_t>{256, 768, 1280};
+}
 const char* const kPaths[] = {"scalar", "avx2", "avx512", "avx512_vnni", "avx_vnni"};
+
+// The activation quantization's bound on |dot(x, w) - dot(quantized x, w)|: blocks of 256.
+double quant_bound(const float* x, const float* w, int64_t k) {
+  double bound = 0;
+  for (int64_t b0 = 0; b0 < k; b0 += 256) {
+    double amax = 0, wsum = 0;
+    for (int64_t c = b0; c < std::min<int64_t>(k, b0 + 256); ++c) {
+      amax = std::max(amax, std::fabs((double)x[c]));
+      wsum += std::fabs((double)w[c]);
+    }
+    bound += amax / 32767.0 / 2.0 * wsum;
+  }
+  return bound * 1.0001;
+}
 
 struct Rng : sy::test::XorShiftRng {
   explicit Rng(uint64_t seed) : XorShiftRng(seed, 7) {}
@@ -169,16 +203,8 @@ MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface&
     for (int64_t j = 0; j < n; ++j) {
       double mag = 0, quant = 0;
       for (int64_t c = 0; c < k; ++c) mag += std::fabs((double)x[i * k + c] * w[j * k + c]);
-      if (dtype == SY_DTYPE_Q8_0)
-        for (int64_t b0 = 0; b0 < k; b0 += 32) {
-          double amax = 0, wsum = 0;
-          for (int64_t c = b0; c < b0 + 32; ++c) {
-            amax = std::max(amax, std::fabs((double)x[i * k + c]));
-            wsum += std::fabs((double)w[j * k + c]);
-          }
-          quant += amax / 32767.0 / 2.0 * wsum;
-        }
-      r.bound[i * n + j] = kRtol * mag + quant * 1.0001;
+      if (!is_float(dtype)) quant = quant_bound(&x[i * k], &w[j * k], k);
+      r.bound[i * n + j] = kRtol * mag + quant;
     }
   return r;
 }
@@ -192,24 +218,107 @@ MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface&
 }
 
 // Every dtype, M = 1..9 (the kernel's 8-row groups and one more), odd N, and K odd where the
-// dtype allows it (Q8_0 rows are whole 32-value blocks: an odd number of them). With the GEMV
-// forced for every M, and with the default crossover (small M on the GEMV, larger on the GEMM).
+// dtype allows it (block types: an odd number of whole blocks). With the GEMV forced for every
+// M, with the GEMM (dequantised panels) forced, and with the default crossover.
 TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
   uint64_t seed = 1;
-  for (const char* gemv_max_m : {(const char*)"64", (const char*)nullptr})
+  for (const char* gemv_max_m : {(const char*)"64", (const char*)"0", (const char*)nullptr})
     for (uint32_t dtype : kDtypes) {
-      const std::vector<int64_t> ks = dtype == SY_DTYPE_Q8_0
-                                          ? std::vector<int64_t>{32, 96, 800}
-                                          : std::vector<int64_t>{1, 7, 37, 257, 801};
       std::vector<sy_param> params;
       if (gemv_max_m) params.push_back({"gemv_max_m", gemv_max_m});
-      for (int64_t k : ks)
+      const std::string mode = !gemv_max_m                      ? " default crossover"
+                               : std::string(gemv_max_m) == "0" ? " gemm forced"
+                                                                : " gemv forced";
+      for (int64_t k : row_lengths(dtype))
         for (int64_t n : {1, 3, 77})
           for (int64_t m = 1; m <= 9; ++m) {
             SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " M=" + std::to_string(m) +
-                         " K=" + std::to_string(k) + " N=" + std::to_string(n) +
-                         (gemv_max_m ? " gemv forced" : " default crossover"));
+                         " K=" + std::to_string(k) + " N=" + std::to_string(n) + mode);
             EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, dtype, m, k, n, seed++)));
+          }
+    }
+}
+
+// Larger M with the default crossover: the prefill side of each dtype (GEMV or GEMM, whichever
+// the measured default picks), the activations quantized once for all rows.
+TEST_F(CpuKernels, PrefillSizedMatmulsEveryDtype) {
+  uint64_t seed = 900;
+  for (uint32_t dtype : kDtypes)
+    for (int64_t m : {16, 37}) {
+      const int64_t k = is_float(dtype) ? 257 : 2 * sy::dtype::block_elems(dtype) * 3;
+      SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " M=" + std::to_string(m));
+      EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, {}, dtype, m, k, 45, seed++)));
+    }
+}
+
+// get_rows decodes with the path's dequantisation, the one the GEMM's panels use: equal to
+// cpu_ref's (the dtype table's codecs) bit for bit, for every dtype.
+TEST_F(CpuKernels, DequantisationEqualsTheCodecsBitForBit) {
+  for (uint32_t dtype : kDtypes) {
+    const int64_t k = is_float(dtype) ? 301 : 3 * sy::dtype::block_elems(dtype), rows = 40;
+    SCOPED_TRACE(sy::dtype::name(dtype));
+    Rng rng(dtype + 77);
+    const std::vector<float> f = rng.vec(k * rows, -3.0f, 3.0f);
+    const int64_t rb = sy::dtype::row_bytes(dtype, k);
+    std::vector<uint8_t> table(rb * rows);
+    for (int64_t j = 0; j < rows; ++j) sy::dtype::row_from_f32(dtype, &f[j * k], &table[j * rb], k);
+    const std::vector<int32_t> ids = {5, 0, 39, 5, 17, 22};
+    std::vector<float> got[2];
+    for (int b = 0; b < 2; ++b) {
+      Handle h(b ? *ref_ : *onednn_);
+      sy_tensor tt = h.make(table, {k, rows}, dtype), td = h.zeros({k, (int64_t)ids.size()});
+      ASSERT_EQ(h.api().get_rows(h.get(), &tt, ids.data(), (uint32_t)ids.size(), &td), SY_OK)
+          << h.error();
+      got[b] = h.read(td);
+    }
+    ASSERT_EQ(std::memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)), 0);
+  }
+}
+
+// The grouped expert matmul runs the same kernels per expert: decode (one token, its k experts
+// on the GEMV), a small batch, and a prefill-sized batch (experts' rows on the GEMM).
+TEST_F(CpuKernels, MoeMatmulEveryBlockFamily) {
+  const int64_t n_expert = 5, n_used = 2, N = 19;
+  uint64_t seed = 300;
+  for (uint32_t dtype : {SY_DTYPE_Q4_0, SY_DTYPE_Q5_1, SY_DTYPE_Q8_0, SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,
+                         SY_DTYPE_Q4_K, SY_DTYPE_Q5_K, SY_DTYPE_Q6_K, SY_DTYPE_IQ4_XS})
+    for (int64_t T : {1, 7, 60}) {
+      SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " tokens=" + std::to_string(T));
+      const int64_t K = 2 * sy::dtype::block_elems(dtype) * (dtype == SY_DTYPE_Q4_0 ? 5 : 1);
+      Rng rng(seed++);
+      const std::vector<float> x = rng.vec(K * T, -2.0f, 2.0f), wf = rng.vec(K * N * n_expert);
+      const int64_t rb = sy::dtype::row_bytes(dtype, K);
+      std::vector<uint8_t> wq(rb * N * n_expert);
+      for (int64_t j = 0; j < N * n_expert; ++j)
+        sy::dtype::row_from_f32(dtype, &wf[j * K], &wq[j * rb], K);
+      std::vector<float> w(K * N * n_expert);
+      for (int64_t j = 0; j < N * n_expert; ++j)
+        sy::dtype::row_to_f32(dtype, &wq[j * rb], &w[j * K], K);
+      std::vector<int32_t> ids(n_used * T);
+      for (int64_t t = 0; t < T; ++t) {
+        ids[t * n_used] = (int32_t)(rng.next() % n_expert);
+        ids[t * n_used + 1] =
+            (int32_t)((ids[t * n_used] + 1 + rng.next() % (n_expert - 1)) % n_expert);
+      }
+      std::vector<float> out[2];
+      for (int b = 0; b < 2; ++b) {
+        Handle h(b ? *ref_ : *onednn_);
+        sy_tensor tx = h.make(x, {K, 1, T}), tw = h.make(wq, {K, N, n_expert}, dtype),
+                  ti = h.make(ids, {n_used, T}, SY_DTYPE_I32), ty = h.zeros({N, n_used, T});
+        const sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty};
+        ASSERT_EQ(h.api().moe_matmul(h.get(), &a), SY_OK) << h.error();
+        out[b] = h.read(ty);
+      }
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = 0; j < n_used; ++j)
+          for (int64_t c = 0; c < N; ++c) {
+            const float* wr = &w[((int64_t)ids[t * n_used + j] * N + c) * K];
+            double mag = 0;
+            for (int64_t i = 0; i < K; ++i) mag += std::fabs((double)x[t * K + i] * wr[i]);
+            const size_t e = (t * n_used + j) * N + c;
+            EXPECT_LE(std::fabs((double)out[0][e] - out[1][e]),
+                      kRtol * mag + quant_bound(&x[t * K], wr, K))
+                << "token " << t << " slot " << j << " column " << c;
           }
     }
 }
@@ -221,7 +330,7 @@ TEST_F(CpuKernels, GemvSplitsRowsAcrossThreads) {
     for (uint32_t dtype : kDtypes) {
       SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " threads=" + threads);
       const std::vector<sy_param> params = {{"threads", threads}};
-      EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, dtype, 3, 512, 1031, dtype + 5)));
+      EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, dtype, 3, 768, 1031, dtype + 5)));
     }
 }
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "dequant.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::cpu_onednn {
@@ -65,17 +64,21 @@ void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
 void OnednnBackend::gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w,
                          const Tensor& y) {
   const int64_t k = w.ne[0], n = w.ne[1], m = x.rows();
-  kernels::GemvArgs a{x.f32(), nullptr, nullptr, m, k, w.bytes(), dtype::row_bytes(w.dtype, k),
+  kernels::GemvArgs a{x.f32(), nullptr, nullptr,   nullptr,
+                      m,       k,       w.bytes(), dtype::row_bytes(w.dtype, k),
                       y.f32(), n};
   if (g.act == kernels::ActFormat::q16) {  // once per call, shared by every weight row
     act_q_.resize((size_t)(m * k));
-    act_d_.resize((size_t)(m * k / kernels::kActBlock));
+    act_d_.resize((size_t)(m * kernels::act_blocks(k)));
+    act_s_.resize((size_t)(m * k / kernels::kActGroup));
     for_each(m, m * k >= (1 << 16), [&](int64_t r) {
       kernels_.quantize_q16(x.f32() + r * k, 1, k, act_q_.data() + r * k,
-                            act_d_.data() + r * (k / kernels::kActBlock));
+                            act_d_.data() + r * kernels::act_blocks(k),
+                            act_s_.data() + r * (k / kernels::kActGroup));
     });
     a.q = act_q_.data();
     a.d = act_d_.data();
+    a.s = act_s_.data();
   }
   const int64_t grain = std::max<int64_t>(1, kGemvTaskBytes / std::max<int64_t>(1, a.row_bytes));
   pool_.parallel_for(n, grain, [&](int64_t j0, int64_t j1, int) { g.fn(a, j0, j1); });
@@ -98,7 +101,8 @@ void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {
     const float* wp = f32 ? w.f32() + j0 * k : panels_[thread].data();
     if (!f32)
       for (int64_t j = 0; j < cols; ++j)
-        dequant_row(w.dtype, w.bytes() + (j0 + j) * row_bytes, panels_[thread].data() + j * k, k);
+        kernels_.dequant_row(w.dtype, w.bytes() + (j0 + j) * row_bytes,
+                             panels_[thread].data() + j * k, k);
     gemm_[thread].run(m, k, cols, n, x.f32(), wp, y.f32() + j0);
   });
 }
@@ -107,7 +111,7 @@ void OnednnBackend::get_rows(const Tensor& table, const int32_t* ids, const Tens
   const int64_t k = table.ne[0], rows = dst.ne[1];
   const int64_t row_bytes = dtype::row_bytes(table.dtype, k);
   for_each(rows, rows * k >= (1 << 16), [&](int64_t i) {
-    dequant_row(table.dtype, table.bytes() + ids[i] * row_bytes, dst.f32() + i * k, k);
+    kernels_.dequant_row(table.dtype, table.bytes() + ids[i] * row_bytes, dst.f32() + i * k, k);
   });
 }
 

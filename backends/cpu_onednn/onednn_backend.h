@@ -63,7 +63,7 @@ class OnednnBackend final : public plugin::Backend {
   std::vector<GemmCache> gemm_;             // per pool thread: single-threaded primitives
   std::vector<std::vector<float>> panels_;  // per pool thread: a dequantised slice of W
   std::vector<int16_t> act_q_;              // activations quantized for the integer GEMV
-  std::vector<float> act_d_;
+  std::vector<float> act_d_, act_s_;
   struct AttnItem {
     uint32_t seq;
     int64_t t0, count, kv_head;  // tokens [t0, t0 + count) of the batch, one KV head

@@ -9,6 +9,10 @@ const GemvEntry* KernelTable::find_gemv(uint32_t dtype) const {
   return nullptr;
 }
 
+void KernelTable::dequant_row(uint32_t dtype, const uint8_t* row, float* dst, int64_t k) const {
+  if (const GemvEntry* g = find_gemv(dtype)) g->dequant(row, dst, k);
+}
+
 const KernelTable& table_for(CpuPath p) {
   switch (p) {
     case CpuPath::avx2:

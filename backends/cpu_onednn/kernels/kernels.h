@@ -9,11 +9,21 @@
 
 namespace sy::cpu_onednn::kernels {
 
-// Activations quantized for integer dot products: per row, blocks of kActBlock values, each an
-// F32 scale d and kActBlock int16 quants q = round(x / d) with d = max|x| / 32767 (ggml's Q8_0
-// idea with 16-bit quants: the error, at most d/2 per value, stays inside the model tests'
-// tolerances, which 8-bit quants exceed; the kernels use int16 dot products, vpdpwssd).
-constexpr int kActBlock = 32;
+// Activations quantized for integer dot products: per row, blocks of kActBlock values (the
+// last one shorter when k is not a multiple; k is a multiple of kActChunk), each an F32 scale
+// d = max|x| / 32767 and int16 quants q = round(x / d) (ggml's Q8_K idea with 16-bit quants:
+// the error, at most d/2 per value, stays inside the model tests' tolerances, which 8-bit quants
+// exceed; the kernels use int16 dot products, vpdpwssd). One scale per 256 values lets a
+// K-quant super-block's dot products run in int32 from end to end.
+constexpr int kActBlock = 256;
+constexpr int kActChunk = 32;
+// Quantised weights with offsets (Q4_1, Q5_1, the K-quants' mins) also read, per 16 values, the
+// sum of the quantized activations times their scale (ggml's Q8_K block sums).
+constexpr int kActGroup = 16;
+// Scales per row of k values.
+constexpr int64_t act_blocks(int64_t k) {
+  return (k + kActBlock - 1) / kActBlock;
+}
 
 enum class ActFormat {
   f32,  // the F32 rows as given
@@ -23,7 +33,8 @@ enum class ActFormat {
 struct GemvArgs {
   const float* x;    // m rows of k F32 values
   const int16_t* q;  // ActFormat::q16: m rows of k quants
-  const float* d;    // ActFormat::q16: m rows of k / kActBlock scales
+  const float* d;    // ActFormat::q16: m rows of act_blocks(k) scales
+  const float* s;    // ActFormat::q16: m rows of k / kActGroup sums
   int64_t m, k;
   const uint8_t* w;  // n rows of row_bytes (the weight dtype's encoding of k values)
   int64_t row_bytes;
@@ -34,10 +45,15 @@ struct GemvArgs {
 // Output rows [j0, j1) for every activation row.
 using GemvFn = void (*)(const GemvArgs& a, int64_t j0, int64_t j1);
 
+// One weight row of k values as F32, bit for bit what the dtype table's codec gives (the GEMM's
+// dequantised panels and get_rows).
+using DequantFn = void (*)(const uint8_t* row, float* dst, int64_t k);
+
 struct GemvEntry {
   uint32_t dtype;  // sy_dtype
   ActFormat act;
   GemvFn fn;
+  DequantFn dequant;
 };
 
 // One step of flash attention: a tile of query rows (tokens x heads of one KV head) against a
@@ -75,8 +91,9 @@ struct AttnDecodeArgs {
 
 struct KernelTable {
   CpuPath path;
-  // Quantizes m rows of k values (k % kActBlock == 0) into q (m * k) and d (m * k / kActBlock).
-  void (*quantize_q16)(const float* x, int64_t m, int64_t k, int16_t* q, float* d);
+  // Quantizes m rows of k values (k % kActChunk == 0) into q (m * k), d (m * act_blocks(k))
+  // and sums (m * k / kActGroup).
+  void (*quantize_q16)(const float* x, int64_t m, int64_t k, int16_t* q, float* d, float* sums);
   const GemvEntry* gemv;  // n_gemv entries
   int n_gemv;
   // n F32 values as F16 (round to nearest even) and back.
@@ -87,8 +104,10 @@ struct KernelTable {
   void (*attn_tile)(const AttnTileArgs& a);
   void (*attn_decode)(const AttnDecodeArgs& a);
 
-  // The entry for a weight dtype, or nullptr (the caller then dequantises for the GEMM).
+  // The entry for a weight dtype, or nullptr (not a weight dtype).
   const GemvEntry* find_gemv(uint32_t dtype) const;
+  // One row of k values of a weight dtype as F32: the entry's dequant (every weight dtype has one).
+  void dequant_row(uint32_t dtype, const uint8_t* row, float* dst, int64_t k) const;
 };
 
 // The table of each path; call only those cpu_supports() allows.

@@ -68,6 +68,94 @@ struct Simd {
     return _mm256_cvtepi32_ps(v);
   }
 
+  // ---- 32 int8 weight codes in value order (B), decoded from a quantised block, then widened
+  // to int16 (W) for the dot products. Shifts are per byte, zeros shifted in.
+  using B = __m256i;
+  static constexpr int kW32 = 2;  // W vectors per 32 values
+  static B b_load(const uint8_t* p) {
+    return _mm256_loadu_si256((const __m256i*)p);
+  }
+  static B b_set1(int v) {
+    return _mm256_set1_epi8((char)v);
+  }
+  static B b_and(B a, B b) {
+    return _mm256_and_si256(a, b);
+  }
+  static B b_or(B a, B b) {
+    return _mm256_or_si256(a, b);
+  }
+  static B b_sub(B a, B b) {
+    return _mm256_sub_epi8(a, b);
+  }
+  static B b_shr(B a, int n) {
+    return _mm256_and_si256(_mm256_srl_epi16(a, _mm_cvtsi32_si128(n)), b_set1(0xFF >> n));
+  }
+  static B b_shl(B a, int n) {
+    return _mm256_and_si256(_mm256_sll_epi16(a, _mm_cvtsi32_si128(n)), b_set1((0xFF << n) & 0xFF));
+  }
+  // 16 bytes of packed nibbles: the low nibbles as values 0..15, the high ones as 16..31.
+  static B b_nibbles(const uint8_t* p) {
+    const __m128i v = _mm_loadu_si128((const __m128i*)p);
+    return _mm256_and_si256(
+        _mm256_inserti128_si256(_mm256_castsi128_si256(v), _mm_srli_epi16(v, 4), 1), b_set1(15));
+  }
+  // table[idx] for indices 0..15.
+  static B b_lookup(const int8_t* table, B idx) {
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)table)),
+                               idx);
+  }
+  // Byte j = `set` where bit j of `bits` is set, else 0.
+  static B b_bits(uint32_t bits, int set) {
+    const __m256i spread =
+        _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits),
+                            _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2,
+                                             2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), b_set1(set));
+  }
+  // Byte j = `set` where bit `bit` of a's byte j is set, else 0.
+  static B b_test(B a, int bit, int set) {
+    const __m256i m = b_set1(1 << bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(a, m), m), b_set1(set));
+  }
+  static void b_widen(B b, W (&w)[kW32]) {
+    w[0] = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(b));
+    w[1] = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(b, 1));
+  }
+  // A super-block's integer scales, one per 16-value group (s_groups) or per 32-value chunk
+  // (s_chunks), and the multiplication of chunk c's codes by theirs.
+  struct S {
+    alignas(32) int16_t v[16];
+  };
+  static S s_groups(const int8_t* g16) {
+    S s;
+    _mm256_store_si256((__m256i*)s.v, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)g16)));
+    return s;
+  }
+  static S s_chunks(uint64_t c8) {
+    S s;
+    _mm_store_si128((__m128i*)s.v, _mm_cvtepi8_epi16(_mm_cvtsi64_si128((long long)c8)));
+    return s;
+  }
+  static void w_scale_groups(W (&w)[kW32], const S& s, int c) {
+    w[0] = _mm256_mullo_epi16(w[0], _mm256_set1_epi16(s.v[2 * c]));
+    w[1] = _mm256_mullo_epi16(w[1], _mm256_set1_epi16(s.v[2 * c + 1]));
+  }
+  static void w_scale_chunk(W (&w)[kW32], const S& s, int c) {
+    const __m256i m = _mm256_set1_epi16(s.v[c]);
+    w[0] = _mm256_mullo_epi16(w[0], m);
+    w[1] = _mm256_mullo_epi16(w[1], m);
+  }
+  // kF int8 values as floats.
+  static F f_from_i8(const int8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)p)));
+  }
+  // The kI16 values of w as kI16 / kF float vectors.
+  static void w_to_f32(W w, F* out) {
+    out[0] = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(w)));
+    out[1] = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(w, 1)));
+  }
+
   static void prefetch(const void* p) {
     _mm_prefetch((const char*)p, _MM_HINT_T0);
   }

@@ -54,6 +54,73 @@ struct Simd {
     return _mm512_cvtepi32_ps(v);
   }
 
+  // ---- 32 int8 weight codes (B) and their widening to one int16 W: see simd_avx2.h.
+  using B = __m256i;
+  static constexpr int kW32 = 1;
+  static B b_load(const uint8_t* p) {
+    return _mm256_loadu_si256((const __m256i*)p);
+  }
+  static B b_set1(int v) {
+    return _mm256_set1_epi8((char)v);
+  }
+  static B b_and(B a, B b) {
+    return _mm256_and_si256(a, b);
+  }
+  static B b_or(B a, B b) {
+    return _mm256_or_si256(a, b);
+  }
+  static B b_sub(B a, B b) {
+    return _mm256_sub_epi8(a, b);
+  }
+  static B b_shr(B a, int n) {
+    return _mm256_and_si256(_mm256_srl_epi16(a, _mm_cvtsi32_si128(n)), b_set1(0xFF >> n));
+  }
+  static B b_shl(B a, int n) {
+    return _mm256_and_si256(_mm256_sll_epi16(a, _mm_cvtsi32_si128(n)), b_set1((0xFF << n) & 0xFF));
+  }
+  static B b_nibbles(const uint8_t* p) {
+    const __m128i v = _mm_loadu_si128((const __m128i*)p);
+    return _mm256_and_si256(
+        _mm256_inserti128_si256(_mm256_castsi128_si256(v), _mm_srli_epi16(v, 4), 1), b_set1(15));
+  }
+  static B b_lookup(const int8_t* table, B idx) {
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)table)),
+                               idx);
+  }
+  static B b_bits(uint32_t bits, int set) {
+    return _mm256_maskz_mov_epi8(bits, b_set1(set));
+  }
+  static B b_test(B a, int bit, int set) {
+    return _mm256_maskz_mov_epi8(_mm256_test_epi8_mask(a, b_set1(1 << bit)), b_set1(set));
+  }
+  static void b_widen(B b, W (&w)[kW32]) {
+    w[0] = _mm512_cvtepi8_epi16(b);
+  }
+  // The scales in int16 lanes, spread to chunk c's 32 values by vpermw.
+  using S = __m512i;
+  static S s_groups(const int8_t* g16) {
+    return _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)g16)));
+  }
+  static S s_chunks(uint64_t c8) {
+    return _mm512_castsi128_si512(_mm_cvtepi8_epi16(_mm_cvtsi64_si128((long long)c8)));
+  }
+  static void w_scale_groups(W (&w)[kW32], S s, int c) {
+    const __m512i idx =
+        _mm512_add_epi16(_mm512_set1_epi16((short)(2 * c)),
+                         _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1));
+    w[0] = _mm512_mullo_epi16(w[0], _mm512_permutexvar_epi16(idx, s));
+  }
+  static void w_scale_chunk(W (&w)[kW32], S s, int c) {
+    w[0] = _mm512_mullo_epi16(w[0], _mm512_permutexvar_epi16(_mm512_set1_epi16((short)c), s));
+  }
+  static F f_from_i8(const int8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)p)));
+  }
+  static void w_to_f32(W w, F* out) {
+    out[0] = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(w)));
+    out[1] = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(w, 1)));
+  }
+
   static void prefetch(const void* p) {
     _mm_prefetch((const char*)p, _MM_HINT_T0);
   }

@@ -114,6 +114,99 @@ struct Simd {
     return r;
   }
 
+  // ---- 32 int8 weight codes (B) and their widening to int16: see simd_avx2.h.
+  struct B {
+    int8_t v[32];
+  };
+  static constexpr int kW32 = 2;
+  template <class Op>
+  static B b_map(B a, Op op) {
+    for (int8_t& x : a.v) x = (int8_t)op((uint8_t)x);
+    return a;
+  }
+  static B b_load(const uint8_t* p) {
+    B r;
+    std::memcpy(r.v, p, 32);
+    return r;
+  }
+  static B b_set1(int v) {
+    B r;
+    for (int8_t& x : r.v) x = (int8_t)v;
+    return r;
+  }
+  static B b_and(B a, B b) {
+    for (int j = 0; j < 32; ++j) a.v[j] &= b.v[j];
+    return a;
+  }
+  static B b_or(B a, B b) {
+    for (int j = 0; j < 32; ++j) a.v[j] |= b.v[j];
+    return a;
+  }
+  static B b_sub(B a, B b) {
+    for (int j = 0; j < 32; ++j) a.v[j] = (int8_t)(a.v[j] - b.v[j]);
+    return a;
+  }
+  static B b_shr(B a, int n) {
+    return b_map(a, [n](uint8_t x) { return x >> n; });
+  }
+  static B b_shl(B a, int n) {
+    return b_map(a, [n](uint8_t x) { return (x << n) & 0xFF; });
+  }
+  static B b_nibbles(const uint8_t* p) {
+    B r;
+    for (int j = 0; j < 16; ++j) {
+      r.v[j] = (int8_t)(p[j] & 15);
+      r.v[j + 16] = (int8_t)(p[j] >> 4);
+    }
+    return r;
+  }
+  static B b_lookup(const int8_t* table, B idx) {
+    for (int8_t& x : idx.v) x = table[x & 15];
+    return idx;
+  }
+  static B b_bits(uint32_t bits, int set) {
+    B r;
+    for (int j = 0; j < 32; ++j) r.v[j] = (int8_t)((bits >> j) & 1 ? set : 0);
+    return r;
+  }
+  static B b_test(B a, int bit, int set) {
+    return b_map(a, [bit, set](uint8_t x) { return (x >> bit) & 1 ? set : 0; });
+  }
+  static void b_widen(B b, W (&w)[kW32]) {
+    for (int j = 0; j < 32; ++j) w[j / kI16].v[j % kI16] = b.v[j];
+  }
+  struct S {
+    int16_t v[16];
+  };
+  static S s_groups(const int8_t* g16) {
+    S s;
+    for (int g = 0; g < 16; ++g) s.v[g] = g16[g];
+    return s;
+  }
+  static S s_chunks(uint64_t c8) {
+    S s;
+    for (int c = 0; c < 8; ++c) s.v[c] = (int8_t)(c8 >> (8 * c));
+    return s;
+  }
+  static void w_scale_groups(W (&w)[kW32], const S& s, int c) {
+    for (int j = 0; j < kI16; ++j) {
+      w[0].v[j] = (int16_t)(w[0].v[j] * s.v[2 * c]);
+      w[1].v[j] = (int16_t)(w[1].v[j] * s.v[2 * c + 1]);
+    }
+  }
+  static void w_scale_chunk(W (&w)[kW32], const S& s, int c) {
+    for (int i = 0; i < kW32; ++i)
+      for (int j = 0; j < kI16; ++j) w[i].v[j] = (int16_t)(w[i].v[j] * s.v[c]);
+  }
+  static F f_from_i8(const int8_t* p) {
+    F r;
+    for (int l = 0; l < kF; ++l) r.v[l] = (float)p[l];
+    return r;
+  }
+  static void w_to_f32(W w, F* out) {
+    for (int j = 0; j < kI16; ++j) out[j / kF].v[j % kF] = (float)w.v[j];
+  }
+
   static void prefetch(const void*) {}
 
   static F exp(F x) {
