@@ -24,24 +24,6 @@ using sy::test::sample_tokens;
 using sy::test::nmse;
 using sy::test::widen;
 
-// All-position logits of `toks` through the cache: n_prefill tokens in one pass, then one at a
-// time.
-std::vector<float> prefill_then_decode(Loaded& m, const std::vector<int32_t>& toks,
-                                       uint32_t n_prefill) {
-  std::vector<int32_t> blocks;
-  EXPECT_TRUE(m.cache->pool().allocate(m.cache->blocks_for(toks.size()), blocks));
-  sy::model::SeqInput first{toks.data(), n_prefill, 0, &blocks, true};
-  auto step = m.model->forward({first}, *m.cache, true);
-  std::vector<float> out(step.begin(), step.end());
-  for (uint32_t p = n_prefill; p < toks.size(); ++p) {
-    sy::model::SeqInput d{&toks[p], 1, p, &blocks, true};
-    step = m.model->forward({d}, *m.cache);
-    out.insert(out.end(), step.begin(), step.end());
-  }
-  m.cache->pool().release(blocks);
-  return out;
-}
-
 }  // namespace
 
 class LlamaAgainstNaive
@@ -95,7 +77,7 @@ TEST(LlamaModel, DecodingThroughTheCacheEqualsPrefill) {
     const uint32_t V = m.model->info().n_vocab;
     const auto toks = sample_tokens(35, int(V), 1);  // crosses two block boundaries
     const auto full = m.prefill(toks);
-    const auto inc = prefill_then_decode(m, toks, 10);
+    const auto inc = m.prefill_then_decode(toks, 10);
     ASSERT_EQ(inc.size(), full.size());
     EXPECT_LT(nmse(inc, widen(full)), 1e-10) << backend;
   }
@@ -112,7 +94,7 @@ TEST(LlamaModel, F16KvCacheAgreesAcrossBackendsAndStaysCloseToF32) {
     Loaded m(model_file("f32"), b ? "cpu_ref" : "cpu_onednn", 64, SY_DTYPE_F16);
     ASSERT_EQ(m.cache->k(0).dtype, (uint32_t)SY_DTYPE_F16);
     logits[b] = m.prefill(toks);
-    const auto inc = prefill_then_decode(m, toks, 10);  // through the F16 cache
+    const auto inc = m.prefill_then_decode(toks, 10);  // through the F16 cache
     EXPECT_LT(nmse(inc, widen(logits[b])), 1e-10) << (b ? "cpu_ref" : "cpu_onednn");
   }
   EXPECT_LT(nmse(logits[0], widen(logits[1])), 1e-8);
