@@ -12,11 +12,25 @@ using sy::test::metric;
 
 namespace {
 
+// A model large enough that cpu_ref spends milliseconds per step, so a running batch lasts
+// long enough for a scrape to see it even on a loaded two-core machine.
+const sy::test::fs::path& stepping_model() {
+  static const sy::test::fs::path p = [] {
+    const auto path = sy::test::fs::path(testing::TempDir()) / "sy-gateway-dense-small.gguf";
+    sy::model::write_random_llama(sy::model::preset_shape("dense-small"), "f32", 7, path);
+    return path;
+  }();
+  return p;
+}
+
 // fixed_window holds a lone request for its wait window: queued long enough to be seen.
+constexpr int kWindowMs = 2500;
 std::string held_config(const std::string& serve = "") {
   return sy::test::plugin_dirs_line() + "[serve]\nmodel_name = \"tiny\"\n" + serve +
-         sy::test::variant_tables("", "fixed_window", "max_batch = 8\nwait_window_ms = 1500\n", {},
-                                  "kv_blocks = 40\n");
+         sy::test::variant_tables(
+             "", "fixed_window",
+             "max_batch = 8\nwait_window_ms = " + std::to_string(kWindowMs) + "\n",
+             stepping_model(), "kv_blocks = 40\n");
 }
 
 std::string error_code(const httplib::Result& r) {
@@ -45,7 +59,7 @@ TEST(GatewayMetrics, VllmGaugesFollowTheQueueAndTheKvCache) {
   auto a = std::async(std::launch::async, send), b = std::async(std::launch::async, send);
   EXPECT_TRUE(sy::test::eventually(
       [&] { return metric(s.metrics(), "vllm:num_requests_waiting{model_name=\"tiny\"}") == 2; },
-      1400))
+      kWindowMs - 100))
       << "both requests queued";
   bool saw_running = false, saw_usage = false;
   EXPECT_TRUE(sy::test::eventually(
@@ -114,7 +128,7 @@ TEST(Health, DrainFinishesWhatRunsAndRefusesTheRest) {
   });
   ASSERT_TRUE(sy::test::eventually(
       [&] { return metric(s.metrics(), "vllm:num_requests_waiting{model_name=\"tiny\"}") == 1; },
-      1400));
+      kWindowMs - 100));
   s.server->begin_drain();
   auto h = s.client->Get("/health");
   ASSERT_TRUE(h);
