@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 13's figures for two builds, interleaved run by run so that the machine's other load
-# falls on both alike: bench-backend (dense-100m F32 and Q8_0: decode, prefill pp256) and
+# falls on both alike: bench-backend (dense-100m F32, Q8_0 and Q4_K_M: decode, prefill pp256) and
 # bench-hybrid (dense-20m and hybrid-20m: decode, pp1024, pp4096). Prints min / median / max
 # per figure and build, the ratio of the medians, and the min / median / max of the per-run
-# ratios (each run of NEW against the run of BASE just before it).
+# ratios (each run of NEW against the run of BASE just before it). A type BASE refuses (the
+# baseline predates Q4_K_M) is run on its own and its refusal kept in OUT/backend-base-*-refused.
 #
 #   scripts/bench-kernels.sh [RUNS]        (default 3)
 #   BASE=/work/baseline/switchyard NEW=./build/switchyard OUT=bench-out/kernels THREADS=2
@@ -28,6 +29,11 @@ for r in $(seq "$RUNS"); do
     echo "run $r: $who bench-backend" >&2
     "$bin" bench-backend --dtypes f32,q8_0 --prompt-len 256 --decode-tokens 32 \
       --threads "$THREADS" "${extra[@]}" >"$OUT/backend-$who-$r.txt"
+    echo "run $r: $who bench-backend q4_k_m" >&2
+    if ! "$bin" bench-backend --dtypes q4_k_m --prompt-len 256 --decode-tokens 32 \
+      --threads "$THREADS" "${extra[@]}" >"$OUT/backend-$who-q4km-$r.txt" 2>&1; then
+      mv "$OUT/backend-$who-q4km-$r.txt" "$OUT/backend-$who-q4km-refused"
+    fi
     echo "run $r: $who bench-hybrid" >&2
     "$bin" bench-hybrid --lengths 1024,4096 --decode-tokens 32 --repeat 1 \
       --threads "$THREADS" >"$OUT/hybrid-$who-$r.txt"
@@ -39,17 +45,19 @@ extract() {
   for f in "$OUT"/backend-*.txt; do
     b=$(basename "$f" .txt)
     who=${b#backend-}
-    who=${who%-*}
+    who=${who%%-*}
     run=${b##*-}
     if [ "$who" = base ]; then  # dtype backend params MB/token prefill decode ...
-      awk -v w="$who" -v r="$run" '$2 == "cpu_onednn" && ($1 == "f32" || $1 == "q8_0") {
+      awk -v w="$who" -v r="$run" '$2 == "cpu_onednn" && ($1 == "f32" || $1 == "q8_0" || $1 == "q4_k_m") {
         print w, r, "100m-" $1 "-pp256", $5; print w, r, "100m-" $1 "-decode", $6 }' "$f"
     else  # dtype params MB/token p / p / p d / d / d frac-read GFLOP/s frac-GEMM
-      awk -v w="$who" -v r="$run" '($1 == "f32" || $1 == "q8_0") && $5 == "/" {
+      first=1  # the machine's figures once per run: from the F32 / Q8_0 file
+      case $b in *-q4km-*) first=0 ;; esac
+      awk -v w="$who" -v r="$run" -v first="$first" '($1 == "f32" || $1 == "q8_0" || $1 == "q4_k_m") && $5 == "/" {
         print w, r, "100m-" $1 "-pp256", $4; print w, r, "100m-" $1 "-decode", $9
         print w, r, "100m-" $1 "-decode-frac-read", $14; print w, r, "100m-" $1 "-pp256-frac-gemm", $16 }
-        /streaming read/ { print w, r, "streaming-read-GB/s", $(NF - 1) }
-        /GEMM peak/ { for (i = 1; i <= NF; ++i) if ($i == "GFLOP/s;") print w, r, "gemm-peak-GFLOP/s", $(i - 1) }' "$f"
+        first && /streaming read/ { print w, r, "streaming-read-GB/s", $(NF - 1) }
+        first && /GEMM peak/ { for (i = 1; i <= NF; ++i) if ($i == "GFLOP/s;") print w, r, "gemm-peak-GFLOP/s", $(i - 1) }' "$f"
     fi
   done
   for f in "$OUT"/hybrid-*.txt; do
@@ -89,3 +97,7 @@ extract | sort -k3,3 -k1,1 -k2,2n | awk '
   }
   { if ($3 != metric) { flush(); metric = $3 } if ($1 == "base") base[$2] = $4; else neu[$2] = $4 }
   END { flush() }'
+for f in "$OUT"/backend-*-refused; do
+  [ -e "$f" ] && echo "refused: $(basename "$f"): $(grep -m1 error "$f")"
+done
+exit 0
