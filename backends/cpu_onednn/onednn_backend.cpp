@@ -10,16 +10,11 @@ namespace sy::cpu_onednn {
 namespace {
 
 // Largest M the GEMV kernels take per weight dtype; above it the oneDNN GEMM is faster
-// (measured with `switchyard bench-backend --crossover`, see the backend's README section).
+// (measured with `switchyard bench-backend --crossover`, see the backend's README section; the
+// block types' integer GEMV on int16 activations, Q8_0 included, meets the dequantised-panel
+// GEMM between M = 8 and 16).
 int64_t default_gemv_max_m(uint32_t dtype) {
-  switch (dtype) {
-    case SY_DTYPE_F32:
-      return 4;
-    case SY_DTYPE_Q8_0:
-      return 16;
-    default:
-      return 8;  // F16, BF16
-  }
+  return dtype == SY_DTYPE_F32 ? 4 : 8;  // F16, BF16 and the block types: 8
 }
 
 // A GEMV task streams at least this many weight bytes: below it, claiming costs more than the
