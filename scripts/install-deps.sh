@@ -23,3 +23,11 @@ $SUDO apt-get install -y -qq --no-install-recommends libzmq3-dev cppzmq-dev libm
 # runtime, 66 MB to download (353 MB installed). The cuda plugin builds with the CUDA toolkit in
 # /usr/local/cuda, which apt does not install.
 $SUDO apt-get install -y -qq --no-install-recommends hipcc libamdhip64-dev >/dev/null
+# The OpenAI SDK conformance test (ctest openai_sdk_conformance) runs the official Node SDK; its
+# npm package is pinned in tests/openai_sdk/package-lock.json and installed by the test. Keep a
+# node that is already there (Debian's npm would replace a NodeSource node).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+# The libFuzzer targets (tests/fuzz, ctest fuzz_*): clang 15 and its compiler-rt.
+$SUDO apt-get install -y -qq --no-install-recommends clang-15 libclang-common-15-dev >/dev/null

@@ -8,9 +8,17 @@ set_tests_properties(cli_mkmodel PROPERTIES FIXTURES_SETUP cli_model
 add_test(NAME cli_info COMMAND ${SY_CLI} info ${CMAKE_BINARY_DIR}/cli-models/mk-q8.gguf)
 set_tests_properties(cli_info PROPERTIES FIXTURES_REQUIRED cli_model
   PASS_REGULAR_EXPRESSION "general.architecture +\"llama\".*blk.1.ffn_down.weight +Q8_0 +\\{128, 64\\}")
-add_test(NAME cli_plugins COMMAND ${SY_CLI} plugins --dir ${CMAKE_BINARY_DIR}/test_plugins)
+add_test(NAME cli_plugins COMMAND ${SY_CLI} plugins --load --dir ${CMAKE_BINARY_DIR}/test_plugins)
 set_tests_properties(cli_plugins PROPERTIES
-  PASS_REGULAR_EXPRESSION "refused .*bad_major.so: ABI major version mismatch.*ok +backend +cpu_onednn")
+  PASS_REGULAR_EXPRESSION "this runs its code.*refused .*bad_major.so: ABI major version mismatch.*ok +backend +cpu_onednn")
+# Without --load nothing is loaded: in-tree plugins are listed from their notes, the test
+# plugins (no note) are unknown, and the note of note_major refuses it before its constructor
+# could write its marker file.
+add_test(NAME cli_plugins_notes COMMAND ${CMAKE_COMMAND} -E env SY_NOTE_MARKER=${CMAKE_BINARY_DIR}/note-marker
+  ${SY_CLI} plugins --dir ${CMAKE_BINARY_DIR}/test_plugins)
+set_tests_properties(cli_plugins_notes PROPERTIES PASS_REGULAR_EXPRESSION
+  "nothing is loaded.*unknown +plugin [^\n]*bad_major.so: no metadata note.*refused +plugin [^\n]*note_major.so: implements ABI 2.0, host implements.*ok +backend +cpu_onednn +0.1.0 +ABI 1.[0-9]+  CPU backend"
+  FAIL_REGULAR_EXPRESSION "constructor ran")
 add_test(NAME cli_run COMMAND ${SY_CLI} run --config ${SY_FIX}/cli_tiny.toml --prompt "hello"
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(cli_run PROPERTIES PASS_REGULAR_EXPRESSION "\\[0\\] hello.*1 requests, 8 tokens")
@@ -33,11 +41,12 @@ add_test(NAME cli_run_kv_f16_refused COMMAND ${SY_CLI} run --config ${SY_FIX}/cl
 set_tests_properties(cli_run_kv_f16_refused PROPERTIES
   ENVIRONMENT SWITCHYARD_PLUGIN_PATH=${CMAKE_BINARY_DIR}/test_plugins
   PASS_REGULAR_EXPRESSION "backend ref_no_hybrid does not support an F16 KV cache \\(\\[engine\\] kv_dtype = \"f16\"\\)")
-# plugins --verbose names the kernel path cpu_onednn chose (here forced) and refuses an unknown one.
-add_test(NAME cli_plugins_cpu_path COMMAND ${SY_CLI} plugins --verbose)
+# plugins --load (the entry runs) names the kernel path cpu_onednn chose (here forced) and refuses
+# an unknown one.
+add_test(NAME cli_plugins_cpu_path COMMAND ${SY_CLI} plugins --verbose --load)
 set_tests_properties(cli_plugins_cpu_path PROPERTIES ENVIRONMENT SWITCHYARD_CPU_KERNELS=scalar
   PASS_REGULAR_EXPRESSION "cpu_onednn +0.1.0 +ABI 1.3 +CPU backend: oneDNN GEMM, scalar GEMV and attention kernels \\(forced by SWITCHYARD_CPU_KERNELS\\)")
-add_test(NAME cli_plugins_cpu_path_unknown COMMAND ${SY_CLI} plugins)
+add_test(NAME cli_plugins_cpu_path_unknown COMMAND ${SY_CLI} plugins --load)
 set_tests_properties(cli_plugins_cpu_path_unknown PROPERTIES ENVIRONMENT SWITCHYARD_CPU_KERNELS=avx9000
   PASS_REGULAR_EXPRESSION "refused .*switchyard_backend_cpu_onednn.so: init failed \\(status 7\\): cpu_onednn: SWITCHYARD_CPU_KERNELS=avx9000: unknown path")
 # `switchyard tokenize` over llama.cpp's reference vocabularies, one process per test string.

@@ -12,9 +12,12 @@ switchyard_test_plugin(switchyard_scheduler_no_entry no_entry.c)
 switchyard_test_plugin(switchyard_scheduler_init_fail init_fail.c)
 switchyard_test_plugin(switchyard_scheduler_newer_minor newer_minor.c)
 switchyard_test_plugin(abi_c99_probe abi_c99.c)
+switchyard_test_plugin(switchyard_scheduler_note_major note_major.c)
+switchyard_test_plugin(switchyard_scheduler_note_mismatch note_mismatch.c)
 
 switchyard_add_test(test_plugin_host SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_plugin_host.cpp
   LIBS switchyard_core)
 add_dependencies(test_plugin_host switchyard_scheduler_bad_major switchyard_scheduler_no_entry
   switchyard_scheduler_init_fail switchyard_scheduler_newer_minor abi_c99_probe
+  switchyard_scheduler_note_major switchyard_scheduler_note_mismatch
   switchyard_scheduler_fixed_window switchyard_backend_cpu_ref)

@@ -8,7 +8,7 @@ set_tests_properties(sdk_sample_scheduler_sjf PROPERTIES TIMEOUT 600
 
 # Name, version, ABI version, path and capability names of each plugin; the 1.0 fixture shows
 # the version it negotiated, not the host's.
-add_test(NAME cli_plugins_verbose COMMAND $<TARGET_FILE:switchyard> plugins --verbose
+add_test(NAME cli_plugins_verbose COMMAND $<TARGET_FILE:switchyard> plugins --load --verbose
   --dir ${CMAKE_BINARY_DIR}/test_plugins_abi)
 set_tests_properties(cli_plugins_verbose PROPERTIES PASS_REGULAR_EXPRESSION
   "ok +scheduler +v1_0_fcfs +1\\.0\\.0 +ABI 1\\.0  FCFS built against the ABI 1\\.0 headers\n +path +[^\n]*/test_plugins_abi/switchyard_scheduler_v1_0_fcfs\\.so\n +abi +1\\.0 \\(host [0-9]+\\.[0-9]+\\)\n +capabilities +chunked_prefill \\(0x100\\)\n")

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -58,11 +59,12 @@ struct TestServer {
   std::unique_ptr<httplib::Client> client;
 
   TestServer(const std::string& name, const std::string& text, uint32_t watch_ms = 0,
-             bool sighup = false) {
+             bool sighup = false, server::AccessKeys keys = {}, std::string host = "127.0.0.1") {
     config = server_dir() / (name + ".toml");
     write_file(config, text);
     server::ServerOverrides o;
-    o.host = "127.0.0.1";
+    o.host = host;
+    o.keys = std::move(keys);
     o.port = 0;
     o.watch_ms = watch_ms;
     o.sighup = sighup;
@@ -108,6 +110,15 @@ inline bool eventually(const std::function<bool()>& done, int ms = 10000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return done();
+}
+
+// Each `data:` payload of an SSE body, in order.
+inline std::vector<std::string> events(const std::string& body) {
+  std::vector<std::string> out;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("data: ", 0) == 0) out.push_back(line.substr(6));
+  return out;
 }
 
 inline std::vector<int32_t> token_ids(const json& completion) {

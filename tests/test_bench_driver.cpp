@@ -17,8 +17,8 @@ namespace {
 sy::Config tiny_config() {
   const auto model = std::filesystem::temp_directory_path() / "sy-bench-driver-tiny.gguf";
   return sy::parse_config(
-      std::string("plugin_dirs = [\"") + SWITCHYARD_PLUGIN_DIR + "\"]\n" + "[model]\npath = \"" +
-          model.string() +
+      std::string("plugin_dirs = [\"") + SWITCHYARD_PLUGIN_DIR + "\"]\nmodels_dir = \"" +
+          model.parent_path().string() + "\"\n[model]\npath = \"" + model.string() +
           "\"\ngenerate = \"dense-tiny\"\n"
           "[backend]\nplugin = \"cpu_ref\"\n"
           "[scheduler]\nplugin = \"fixed_window\"\nmax_batch = 4\nwait_window_ms = 1\n"

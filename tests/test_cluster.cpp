@@ -5,8 +5,6 @@
 // must cost none at all. One process runs every test on one cluster (ctest: cluster_haproxy),
 // in the order written.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +16,7 @@
 #include <thread>
 
 #include "bench/http_client.h"
+#include "server/free_port.h"
 #include "tiny_model.h"
 
 namespace fs = std::filesystem;
@@ -35,18 +34,6 @@ std::pair<int, std::string> sh(const std::string& cmd) {
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   const int st = ::pclose(p);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 std::string http_get(const std::string& url) {
@@ -173,7 +160,7 @@ class Cluster : public testing::Test {
                        << "[backend]\nplugin = \"cpu_ref\"\n"
                        << "[scheduler]\nplugin = \"dynamic\"\n"
                        << "[engine]\nprefix_caching = true\nmax_seqs = 8\n";
-    port_ = free_port();
+    port_ = sy::server::free_loopback_port();
     script_ = std::string(SWITCHYARD_SOURCE_DIR) + "/scripts/cluster.sh";
     common_ = " --dir '" + (dir_ / "run").string() + "'";
     const auto [rc, out] =

@@ -533,8 +533,25 @@ TEST(GgufReject, BadMagic) {
   Bytes b;
   b.u32(0x12345678).u32(3).u64(0).u64(0);
   EXPECT_EQ(Reject(b.b), E(Errc::bad_magic,
-                           "t.gguf: bad_magic: expected 0x46554747 ('GGUF'), "
-                           "found 0x12345678"));
+                           "t.gguf: bad_magic: not a GGUF file (it does not start with 'GGUF')"));
+}
+
+// A load error never quotes what the file holds: not the start of a file that is not a GGUF,
+// and names from a GGUF only as escaped, bounded text.
+TEST(GgufReject, ErrorsDoNotQuoteFileContents) {
+  const std::string passwd = "root:x:0:0:root:/root:/bin/bash\n";
+  try {
+    sy::gguf::File::parse(reinterpret_cast<const uint8_t*>(passwd.data()), passwd.size(), "p");
+    FAIL();
+  } catch (const sy::gguf::Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("root"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("0x746f6f72"), std::string::npos) << e.what();
+  }
+  const std::string red = "\x1b[31mred\x1b[0m";
+  EXPECT_EQ(Reject(Bytes().header(0, 2).kv_u32(red, 1).kv_u32(red, 2).b),
+            E(Errc::duplicate_key,
+              "t.gguf: duplicate_key: key '\\x1b[31mred\\x1b[0m' at offset 52 (kv 1) repeats "
+              "kv 0"));
 }
 
 TEST(GgufReject, BadVersion) {

@@ -3,7 +3,6 @@
 // everywhere): they load, report "no device" through device_info, refuse every op with
 // SY_ERR_UNAVAILABLE, and a variant falls back to its configured CPU backend or refuses to start.
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
 
 #include <filesystem>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "engine/variant.h"
 #include "gpu_fixture.h"
 #include "host/log.h"
+#include "log_capture.h"
 #include "model/generator.h"
 #include "switchyard/common/dtype.h"
 
@@ -176,22 +176,7 @@ std::vector<std::vector<int32_t>> greedy(sy::engine::Variant& v) {
   return out;
 }
 
-// Captures what the host logs while it lives.
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(out_)) {
-    sy::logger()->sinks().push_back(sink_);
-  }
-  ~LogCapture() {
-    auto& sinks = sy::logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  std::string text() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-};
+using sy::test::LogCapture;
 
 class Fallback : public NoDevice {};
 

@@ -1,11 +1,16 @@
 // The plugin host refuses bad plugins with the reason and keeps running on what it had.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
+
+#include <sys/stat.h>
 
 #include "host/backend.h"
 #include "host/plugin_host.h"
+#include "host/plugin_note.h"
 #include "host/scheduler.h"
+#include "log_capture.h"
 
 namespace fs = std::filesystem;
 using sy::PluginError;
@@ -95,8 +100,8 @@ TEST(PluginHost, RefusesFilesThatAreNotLibraries) {
   const fs::path junk = dir / "switchyard_scheduler_junk.so";
   std::ofstream(junk) << "not an ELF file";
   PluginHost host({dir});
-  const std::string why = refusal(host, junk);
-  EXPECT_EQ(why.rfind("plugin " + junk.string() + ": cannot be loaded: ", 0), 0u) << why;
+  EXPECT_EQ(refusal(host, junk),
+            "plugin " + junk.string() + ": not an ELF file (refused without loading it)");
   EXPECT_EQ(refusal(host, dir / "absent.so"), "plugin " + (dir / "absent.so").string() + ": no such file");
   fs::remove_all(dir);
 }
@@ -161,7 +166,7 @@ TEST(PluginHost, ALoadedLibraryIsOnePluginAcrossHosts) {
 
 TEST(PluginHost, ScanReportsEveryCandidateWithItsReason) {
   PluginHost host({kBad});
-  const auto reports = host.scan();
+  const auto reports = host.scan(/*load=*/true);
   std::map<std::string, std::string> by_file;
   for (const auto& r : reports) by_file[r.path.filename().string()] = r.loaded ? "ok" : r.refusal;
   EXPECT_EQ(by_file.count("abi_c99_probe.so"), 0u);  // does not look like a plugin
@@ -181,4 +186,125 @@ TEST(PluginHost, SchedulerCreateErrorsCarryThePluginMessage) {
     EXPECT_EQ(std::string(e.what()), "scheduler fixed_window: create: fixed_window: unknown parameter "
                                      "'max_batchh' (known: max_batch, wait_window_ms)");
   }
+}
+
+// A note that says the plugin cannot work here refuses it before dlopen: its constructor, which
+// would create the marker file, never runs.
+TEST(PluginHost, RefusesFromItsMetadataNoteWithoutRunningIt) {
+  const fs::path marker = fs::temp_directory_path() / "sy_note_major_marker";
+  fs::remove(marker);
+  setenv("SY_NOTE_MARKER", marker.c_str(), 1);
+  PluginHost host({kBad});
+  const fs::path p = kBad / "switchyard_scheduler_note_major.so";
+  EXPECT_EQ(refusal(host, p), "plugin " + p.string() +
+                                  ": ABI major version mismatch: plugin implements 2.0, host "
+                                  "implements " +
+                                  kHostVersion + " (from its metadata note; not loaded)");
+  for (const auto& r : host.scan()) EXPECT_FALSE(r.loaded && r.name == "note_major");
+  EXPECT_FALSE(fs::exists(marker));
+  // The kind is checked from the note too.
+  PluginHost good({kPlugins});
+  const fs::path sched = kPlugins / "switchyard_scheduler_dynamic.so";
+  EXPECT_EQ(refusal(good, sched), "loaded");
+  try {
+    good.load_file(kPlugins / "switchyard_router_triage_rules.so", SY_PLUGIN_BACKEND);
+    FAIL();
+  } catch (const PluginError& e) {
+    EXPECT_EQ(std::string(e.what()), "plugin " +
+                                         (kPlugins / "switchyard_router_triage_rules.so").string() +
+                                         ": is a router plugin, expected a backend plugin");
+  }
+  unsetenv("SY_NOTE_MARKER");
+}
+
+TEST(PluginHost, NoteAndEntryMustAgree) {
+  PluginHost host({kBad});
+  const fs::path p = kBad / "switchyard_scheduler_note_mismatch.so";
+  EXPECT_EQ(refusal(host, p), "plugin " + p.string() +
+                                  ": its metadata note (scheduler 'other') disagrees with its "
+                                  "entry (scheduler 'note_mismatch')");
+}
+
+// Every in-tree plugin carries a note equal to what its entry reports.
+TEST(PluginHost, InTreePluginsCarryTheirNote) {
+  PluginHost host({kPlugins});
+  size_t n = 0;
+  for (const auto& from_note : host.scan()) {
+    ASSERT_TRUE(from_note.loaded) << from_note.refusal;
+    EXPECT_TRUE(from_note.from_note);
+    auto p = host.load_file(from_note.path);
+    EXPECT_EQ(p->name(), from_note.name);
+    EXPECT_EQ(p->kind(), from_note.kind);
+    EXPECT_EQ(p->version(), from_note.version);
+    EXPECT_EQ(p->description(), from_note.description);
+    EXPECT_EQ(p->capabilities(), from_note.capabilities);
+    EXPECT_EQ(p->abi_version(), from_note.abi_version);
+    ++n;
+  }
+  EXPECT_GE(n, 5u);  // cpu_ref, cpu_onednn, fixed_window, dynamic, triage_rules (+ GPU ones)
+}
+
+TEST(PluginHost, APluginNameIsANameNotAPath) {
+  PluginHost host({kPlugins});
+  for (const std::string bad : {kPlugins.string() + "/switchyard_scheduler_fixed_window.so",
+                                std::string("../plugins/fixed_window"), std::string("a b"),
+                                std::string(""), std::string("fixed_window.so")}) {
+    try {
+      host.load(SY_PLUGIN_SCHEDULER, bad);
+      FAIL() << bad;
+    } catch (const PluginError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "scheduler plugin '" + bad.substr(0, 80) +
+                    "' is not a plugin name: use a name (letters, digits, '_', '-'), looked up "
+                    "as switchyard_scheduler_<name>.so in plugin_dirs and "
+                    "$SWITCHYARD_PLUGIN_PATH, never a path");
+    }
+  }
+}
+
+TEST(PluginHost, SearchPathIsPluginDirsThenTheEnvironment) {
+  setenv("SWITCHYARD_PLUGIN_PATH", "/env/a::/env/b", 1);
+  EXPECT_EQ(PluginHost::search_path({"/cfg"}), (std::vector<fs::path>{"/cfg", "/env/a", "/env/b"}));
+  const auto fallback = PluginHost::search_path({});
+  ASSERT_EQ(fallback.size(), 3u);
+  EXPECT_EQ(fallback[0].filename(), "plugins");  // the installation's, next to the executable
+  unsetenv("SWITCHYARD_PLUGIN_PATH");
+}
+
+TEST(PluginHost, WarnsAboutADirectoryEveryoneCanWrite) {
+  const fs::path dir = fs::temp_directory_path() / "sy_plugin_world_writable";
+  fs::create_directories(dir);
+  fs::copy_file(kPlugins / "switchyard_scheduler_fixed_window.so",
+                dir / "switchyard_scheduler_fixed_window.so", fs::copy_options::overwrite_existing);
+  ::chmod(dir.c_str(), 0777);
+  sy::test::LogCapture log;
+  PluginHost host({dir});
+  host.locate(SY_PLUGIN_SCHEDULER, "fixed_window");
+  EXPECT_NE(log.text().find("plugin directory " + dir.string() +
+                            " is writable by every user: anyone on this machine can place code "
+                            "there that this process will load and run"),
+            std::string::npos)
+      << log.text();
+  fs::remove_all(dir);
+}
+
+TEST(PluginNote, RefusesMalformedFilesWithoutQuotingThem) {
+  sy::PluginNote n;
+  std::string why;
+  const std::string passwd = "root:x:0:0:root:/root:/bin/bash\n";
+  EXPECT_EQ(
+      sy::parse_plugin_note(reinterpret_cast<const uint8_t*>(passwd.data()), passwd.size(), n, why),
+      sy::NoteStatus::invalid);
+  EXPECT_EQ(why, "not an ELF file");
+  // A real plugin, cut short inside its section table.
+  const fs::path p = kPlugins / "switchyard_scheduler_fixed_window.so";
+  std::ifstream in(p, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_EQ(sy::parse_plugin_note(bytes.data(), bytes.size(), n, why), sy::NoteStatus::found);
+  EXPECT_EQ(n.name, "fixed_window");
+  uint64_t shoff = 0;  // e_shoff: cut inside the first section header
+  std::memcpy(&shoff, bytes.data() + 0x28, sizeof shoff);
+  ASSERT_LT(shoff + 32, bytes.size());
+  EXPECT_EQ(sy::parse_plugin_note(bytes.data(), shoff + 32, n, why), sy::NoteStatus::invalid);
+  EXPECT_EQ(why, "its section table lies outside the file");
 }

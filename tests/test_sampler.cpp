@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <vector>
@@ -196,4 +197,86 @@ TEST(Sampler, TopPOnLargeVocab) {
 }
 
 }  // namespace
+
+// ---- OpenAI's logit_bias, presence / frequency penalties and logprobs ----
+
+TEST(Sampler, LogitBiasMovesTheArgmaxAndBansTokens) {
+  SamplingParams p = params(0.0f);
+  const std::vector<float> l = {1.0f, 3.0f, -2.0f, 2.5f};
+  p.logit_bias = {{1, -100.0f}, {2, 4.1f}};
+  Sampler s(p);
+  EXPECT_EQ(s.sample(l.data(), 4), 3);  // token 1 banned; 2.1 (token 2) loses to 2.5
+  p.logit_bias = {{1, -100.0f}, {2, 4.6f}};
+  Sampler t(p);
+  EXPECT_EQ(t.sample(l.data(), 4), 2);  // 2.6 beats 2.5
+  p.temperature = 1.0f;
+  p.logit_bias = {{1, -100.0f}, {9, 5.0f}};  // an id past the vocab is ignored
+  Sampler u(p);
+  for (int i = 0; i < 200; ++i) EXPECT_NE(u.sample(l.data(), 4), 1);
+}
+
+// logit[t] -= frequency * count(t) + presence * (count(t) > 0), over the tokens sampled so far.
+TEST(Sampler, PenaltiesFollowOpenAisFormula) {
+  SamplingParams p = params(0.0f);
+  p.frequency_penalty = 0.6f;
+  p.presence_penalty = 0.5f;
+  Sampler s(p);
+  const std::vector<float> l = {3.0f, 2.0f, 1.0f};
+  std::vector<int32_t> got, want;
+  std::vector<int> count(3, 0);
+  for (int step = 0; step < 12; ++step) {
+    got.push_back(s.sample(l.data(), 3));
+    int best = 0;
+    double best_v = -1e9;
+    for (int i = 0; i < 3; ++i) {
+      const double v = l[i] - 0.6 * count[i] - (count[i] > 0 ? 0.5 : 0.0);
+      if (v > best_v) best_v = v, best = i;
+    }
+    want.push_back(best);
+    ++count[best];
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_GT(std::set<int32_t>(got.begin(), got.end()).size(), 1u);  // the penalty did act
+}
+
+TEST(Sampler, LogprobsAreTheLogSoftmaxOfTheAdjustedLogits) {
+  const std::vector<float> l = make_logits(50, 7);
+  for (float temperature : {0.0f, 0.7f}) {
+    SamplingParams p = params(temperature, 0, 1.0f, 3);
+    p.logprobs = 4;
+    p.logit_bias = {{10, 1.5f}};
+    Sampler s(p);
+    TokenLogprob lp;
+    const int32_t tok = s.sample(l.data(), 50, &lp);
+    std::vector<float> adj = l;
+    adj[10] += 1.5f;
+    const std::vector<double> pr = softmax(adj, 1.0);
+    EXPECT_EQ(lp.token, tok);
+    EXPECT_NEAR(lp.logprob, std::log(pr[tok]), 1e-5);
+    ASSERT_EQ(lp.top.size(), 4u);
+    std::vector<int32_t> order(50);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pr[a] > pr[b]; });
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(lp.top[i].first, order[i]);
+      EXPECT_NEAR(lp.top[i].second, std::log(pr[order[i]]), 1e-5);
+    }
+    if (temperature == 0.0f) EXPECT_EQ(tok, order[0]);
+  }
+  // Not asked for: untouched. An impossible token reports -9999, not -inf.
+  Sampler plain(params(0.0f));
+  TokenLogprob untouched;
+  untouched.logprob = 42;
+  plain.sample(l.data(), 50, &untouched);
+  EXPECT_EQ(untouched.logprob, 42);
+  SamplingParams p = params(1.0f);
+  p.logprobs = 2;
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> banned = {0.0f, -inf, -inf};
+  Sampler b(p);
+  TokenLogprob lp;
+  EXPECT_EQ(b.sample(banned.data(), 3, &lp), 0);
+  EXPECT_NEAR(lp.logprob, 0.0f, 1e-6);
+  EXPECT_EQ(lp.top[1].second, -9999.0f);
+}
 }  // namespace sy::text

@@ -2,14 +2,10 @@
 // health, metrics; every refusal with its exact OpenAI-shaped body while the server keeps
 // serving; the queue bound (429), the request timeout (504) and client disconnects, which
 // cancel the request and free its KV blocks.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <sstream>
 
 #include "host/host_api.h"
+#include "raw_http.h"
 #include "server_fixture.h"
 
 namespace {
@@ -21,15 +17,6 @@ std::string single(const std::string& sched, const std::string& params,
                    const std::string& engine = "") {
   return plugin_dirs_line() + "[serve]\nmodel_name = \"tiny\"\n" + serve +
          variant_tables("", sched, params, model, engine);
-}
-
-// Each `data:` payload of an SSE body, in order.
-std::vector<std::string> events(const std::string& body) {
-  std::vector<std::string> out;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("data: ", 0) == 0) out.push_back(line.substr(6));
-  return out;
 }
 
 TEST(ServerHttp, CompletionWholeAndStreamedGiveTheSameTokens) {
@@ -247,40 +234,6 @@ TEST(ServerHttp, FullQueueIs429AndTimeoutIs504) {
             2);
   EXPECT_EQ(metric(m, "switchyard:queue_depth{model_name=\"tiny\",variant=\"default\"}"), 0);
 }
-
-// A raw loopback connection that sends one request and can be closed at any point.
-struct RawClient {
-  int fd = -1;
-  explicit RawClient(int port) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  }
-  void send_post(const std::string& path, const std::string& body) {
-    const std::string req =
-        "POST " + path +
-        " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
-    ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
-  }
-  // Reads until `needle` has arrived.
-  bool read_until(const std::string& needle) {
-    std::string got;
-    char buf[4096];
-    while (got.find(needle) == std::string::npos) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) return false;
-      got.append(buf, n);
-    }
-    return true;
-  }
-  ~RawClient() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 TEST(ServerHttp, DisconnectCancelsAStreamingRequestAndFreesItsBlocks) {
   // dense-small (2048 context) decodes slowly enough on cpu_ref that 1800 tokens outlast the test.

@@ -43,9 +43,10 @@ struct Collector {
   std::promise<Outcome> done;
   int finishes = 0;
   server::Callbacks callbacks() {
-    return {[this](int32_t t) {
+    return {[this](int32_t t, const sy::text::TokenLogprob*) {
               std::lock_guard<std::mutex> lk(mu);
               streamed.push_back(t);
+              return false;
             },
             [this](const Outcome& o) {
               ++finishes;
@@ -124,10 +125,11 @@ TEST(EngineRunner, CancelAbortsARunningRequestAndFreesItsBlocks) {
   Collector c;
   auto cb = c.callbacks();
   auto inner = cb.on_token;
-  cb.on_token = [&](int32_t t) {
-    inner(t);
+  cb.on_token = [&](int32_t t, const sy::text::TokenLogprob* lp) {
+    inner(t, lp);
     if (!signalled) first.set_value();
     signalled = true;
+    return false;
   };
   const auto t = r.submit(spec(3, 400), cb, now_ns(), 0);
   ASSERT_EQ(t.status, EngineRunner::Admit::ok);

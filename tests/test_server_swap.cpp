@@ -5,6 +5,7 @@
 #include <csignal>
 #include <set>
 
+#include "raw_http.h"
 #include "server/router.h"
 #include "server/signals.h"
 #include "server_fixture.h"
@@ -268,11 +269,27 @@ TEST(ServerSwap, TrafficSplitsByRequestIdAndRollbackReturnsToBaseline) {
   EXPECT_EQ(metric(s.metrics(), "switchyard:variant_weight{model_name=\"tiny\",variant=\"b\"}"), 0);
   EXPECT_EQ(json::parse(s.client->Get("/admin/status")->body)["rolled_back"], true);
 
-  // A reload of the unchanged file keeps both runners and routes by weight again.
+  // A reload of the unchanged file (or a touch the watcher would see) changes nothing: the
+  // rollback holds and no generation is used up.
   r = s.client->Post("/admin/reload", "", "application/json");
   ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(
+      r->body,
+      R"({"changed":false,"generation":1,"kept":["a","b"],"loaded":[],"ok":true,"retired":[],"trigger":"admin"})");
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(send("split-" + std::to_string(i)), "a");
+  EXPECT_EQ(json::parse(s.client->Get("/admin/status")->body)["rolled_back"], true);
+  EXPECT_EQ(metric(s.metrics(), "switchyard:swaps_total{model_name=\"tiny\"}"), -1);
+
+  // An operator's edit (here only a comment) is a new config: both runners are kept and the
+  // split by weight comes back.
+  write_file(s.config, split_config(3, 1) + "# edited\n");
+  r = s.client->Post("/admin/reload", "", "application/json");
+  ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["changed"], true);
+  EXPECT_EQ(json::parse(r->body)["generation"], 2);
   EXPECT_EQ(json::parse(r->body)["kept"], json({"a", "b"}));
   EXPECT_EQ(json::parse(r->body)["loaded"], json::array());
+  EXPECT_EQ(json::parse(s.client->Get("/admin/status")->body)["rolled_back"], false);
   for (int i = 0; i < 20; ++i) {
     const std::string id = "split-" + std::to_string(i);
     EXPECT_EQ(send(id), sy::server::pick_by_weight(expect, id)->name);
@@ -323,6 +340,64 @@ TEST(ServerSwap, ShadowRunsAreComparedAndDiscarded) {
   EXPECT_EQ(metric(m, "switchyard:shadow_first_divergence_position_count" + l), 4);
   EXPECT_LT(metric(m, "switchyard:shadow_tokens_agreed_total" + l), (kN + 4) * kTok);
   EXPECT_EQ(metric(m, "switchyard:shadow_exact_match_total" + l), kN);
+}
+
+// A shadow copy ends at the same stop strings as its primary, so equal variants still agree
+// token for token.
+TEST(ServerSwap, ShadowCopiesStopWhereTheirPrimaryStops) {
+  TestServer s("shadow-stop", shadow_config({}));
+  const std::string l = "{model_name=\"tiny\",variant=\"p\",shadow=\"s\"}";
+  auto r = s.post("/v1/completions", greedy(prompt(1), 40));
+  const auto ids = token_ids(json::parse(r->body));
+  json req = greedy(prompt(1), 40);
+  req["stop_token_ids"] = {ids[5]};
+  r = s.post("/v1/completions", req);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["choices"][0]["finish_reason"], "stop");
+  const size_t n = token_ids(json::parse(r->body)).size();
+  EXPECT_LE(n, 6u);
+  ASSERT_TRUE(
+      eventually([&] { return metric(s.metrics(), "switchyard:shadow_requests_total" + l) == 2; }));
+  EXPECT_EQ(metric(s.metrics(), "switchyard:shadow_exact_match_total" + l), 2);
+  EXPECT_EQ(metric(s.metrics(), "switchyard:shadow_tokens_compared_total" + l), 40 + n);
+}
+
+// The client goes away mid-stream: its shadow copy is cancelled with it and frees its blocks.
+TEST(ServerSwap, ShadowIsCancelledWithItsPrimary) {
+  const auto model = server_dir() / "dense-small.gguf";
+  if (!fs::exists(model))
+    sy::model::write_random_llama(sy::model::preset_shape("dense-small"), "f32", 5, model);
+  const std::string cfg =
+      plugin_dirs_line() +
+      "[serve]\nmodel_name = \"tiny\"\nshadow = { variant = \"s\", fraction = 1.0 }\n" +
+      "[[variants]]\nname = \"p\"\n" +
+      variant_tables("variants.", "fixed_window", "wait_window_ms = 0\n", model) +
+      "[[variants]]\nname = \"s\"\nweight = 0\n" +
+      variant_tables("variants.", "dynamic", "", model);
+  TestServer s("shadow-cancel", cfg);
+  const std::string running_s =
+      "switchyard:num_requests_running{model_name=\"tiny\",variant=\"s\"}";
+  {
+    RawClient c(s.server->port());
+    json req = greedy("go", 1800);
+    req["stream"] = true;
+    c.send_post("/v1/completions", req.dump());
+    ASSERT_TRUE(c.read_until("token_ids"));
+    ASSERT_TRUE(eventually([&] { return metric(s.metrics(), running_s) == 1; }, 5000));
+  }  // closed mid-stream
+  const std::string abort_s =
+      "switchyard:request_success_total{model_name=\"tiny\",variant=\"s\",finished_reason="
+      "\"abort\"}";
+  ASSERT_TRUE(eventually([&] { return metric(s.metrics(), abort_s) == 1; }, 5000));
+  const std::string m = s.metrics();
+  EXPECT_EQ(metric(m, running_s), 0);
+  EXPECT_EQ(metric(m, "switchyard:kv_cache_usage_perc{model_name=\"tiny\",variant=\"s\"}"), 0);
+  EXPECT_LT(metric(m, "switchyard:generation_tokens_total{model_name=\"tiny\",variant=\"s\"}"),
+            1800);
+  EXPECT_EQ(metric(m,
+                   "switchyard:shadow_skipped_total{model_name=\"tiny\",shadow=\"s\",reason="
+                   "\"primary_aborted\"}"),
+            1);
 }
 
 }  // namespace

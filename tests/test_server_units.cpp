@@ -219,11 +219,11 @@ TEST(OpenAiRequest, RefusalsHaveOpenAiErrorBodies) {
       body_of(R"({"max_tokens": 3})"),
       R"(400 {"error":{"code":"invalid_value","message":"Invalid 'prompt': required property is missing.","param":"prompt","type":"invalid_request_error"}})");
   EXPECT_EQ(
-      body_of(R"({"prompt": "x", "n": 2})"),
-      R"(400 {"error":{"code":"unsupported_value","message":"Invalid 'n': only 1 is supported, got 2.","param":"n","type":"invalid_request_error"}})");
+      body_of(R"({"prompt": "x", "n": 200})"),
+      R"(400 {"error":{"code":"invalid_value","message":"Invalid 'n': integer above maximum value. Expected a value <= 128, but got 200 instead.","param":"n","type":"invalid_request_error"}})");
   EXPECT_EQ(
-      body_of(R"({"prompt": "x", "stop": ["\n"]})"),
-      R"(400 {"error":{"code":"unsupported_parameter","message":"'stop' is not supported by this server.","param":"stop","type":"invalid_request_error"}})");
+      body_of(R"({"prompt": "x", "stop": ["a", "b", "c", "d", "e"]})"),
+      R"(400 {"error":{"code":"invalid_value","message":"Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length 5 instead.","param":"stop","type":"invalid_request_error"}})");
   EXPECT_EQ(
       body_of(R"([1, 2])"),
       R"(400 {"error":{"code":"invalid_json","message":"The request body must be a JSON object, got an array.","param":null,"type":"invalid_request_error"}})");

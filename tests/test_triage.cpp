@@ -263,7 +263,10 @@ TEST(Triage, LightRequestsActivateLight_expertsExpertsPerToken) {
 TEST(Triage, RefusesBadRouterPluginsWithTheirReasons) {
   const std::string sched = kPlugins + "/switchyard_scheduler_fixed_window.so";
   EXPECT_EQ(build_error("[triage]\nplugin = \"" + sched + "\"\n"),
-            "plugin " + sched + ": is a scheduler plugin, expected a router plugin");
+            "router plugin '" + sched.substr(0, 80) +
+                "' is not a plugin name: use a name (letters, digits, '_', '-'), looked up as "
+                "switchyard_router_<name>.so in plugin_dirs and $SWITCHYARD_PLUGIN_PATH, never a "
+                "path");
   EXPECT_EQ(build_error("[triage]\nplugin = \"old_minor\"\n"),
             "plugin " + kTestPlugins +
                 "/switchyard_router_old_minor.so: router plugins need ABI 1.2, the plugin "

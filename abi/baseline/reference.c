@@ -18,7 +18,9 @@ enum sy_abi_frozen {
   SY_FROZEN_CAP_CHUNKED_PREFILL = (int)SY_CAP_CHUNKED_PREFILL,
   SY_FROZEN_CAP_PREEMPTION = (int)SY_CAP_PREEMPTION,
   SY_FROZEN_BACKEND_IFACE_SIZE_1_0 = (int)SY_BACKEND_IFACE_SIZE_1_0,
-  SY_FROZEN_SCHED_VIEW_SIZE_1_0 = (int)SY_SCHED_VIEW_SIZE_1_0
+  SY_FROZEN_SCHED_VIEW_SIZE_1_0 = (int)SY_SCHED_VIEW_SIZE_1_0,
+  SY_FROZEN_NOTE_PLUGIN = (int)SY_NOTE_PLUGIN, /* since 1.3 */
+  SY_FROZEN_NOTE_FORMAT = (int)SY_NOTE_FORMAT
 };
 
 /* types.h */
@@ -56,4 +58,5 @@ REF(router_iface, const sy_router_iface*)
 REF(plugin_kind, sy_plugin_kind)
 REF(plugin_info, const sy_plugin_info*)
 REF(plugin_entry_fn, sy_plugin_entry_fn)
+REF(plugin_note, const sy_plugin_note*) /* since 1.3 */
 REF(frozen, enum sy_abi_frozen)

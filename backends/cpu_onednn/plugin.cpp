@@ -63,11 +63,14 @@ std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
 
 const char* const kKnownParams[] = {"threads", "gemv_max_m", nullptr};
 
+SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, "cpu_onednn", "0.1.0", SY_CAP_ZERO_COPY_HOST,
+               "CPU backend: oneDNN GEMM, dispatched GEMV and attention kernels");
+
 const sy::plugin::PluginDesc kDesc = {
-    "cpu_onednn",
-    "0.1.0",
-    g_description,
-    SY_CAP_ZERO_COPY_HOST,
+    sy_plugin_note_.name,
+    sy_plugin_note_.version,
+    g_description,  // the note's, plus the kernel path load_check() picked
+    sy_plugin_note_.capabilities_lo,
     sy::dtype::weight_mask(),
     kKnownParams,
     &make,

@@ -11,11 +11,15 @@ std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params&) {
 
 const char* const kKnownParams[] = {nullptr};
 
+SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, "cpu_ref", "0.1.0", SY_CAP_ZERO_COPY_HOST,
+               "Reference CPU backend: scalar C++ with double accumulators, the ground truth for "
+               "tests");
+
 const sy::plugin::PluginDesc kDesc = {
-    "cpu_ref",
-    "0.1.0",
-    "Reference CPU backend: scalar C++ with double accumulators, the ground truth for tests",
-    SY_CAP_ZERO_COPY_HOST,
+    sy_plugin_note_.name,
+    sy_plugin_note_.version,
+    sy_plugin_note_.description,
+    sy_plugin_note_.capabilities_lo,
     sy::dtype::weight_mask(),  // every type of the dtype table: rows are dequantised to F32
     kKnownParams,
     &make,

@@ -239,11 +239,13 @@ sy_backend_iface gated_iface() {
 
 const char* const kKnownParams[] = {"device", nullptr};
 
+SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, SY_GPU_PLUGIN_NAME, "0.1.0", SY_CAP_ASYNC, SY_GPU_DESCRIPTION);
+
 const sy::plugin::PluginDesc kDesc = {
-    SY_GPU_PLUGIN_NAME,
-    "0.1.0",
-    SY_GPU_DESCRIPTION,
-    SY_CAP_ASYNC,
+    sy_plugin_note_.name,
+    sy_plugin_note_.version,
+    sy_plugin_note_.description,
+    sy_plugin_note_.capabilities_lo,
     sy::gpu::kWeightDtypes,
     kKnownParams,
     &sy::gpu::make_backend,

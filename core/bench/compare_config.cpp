@@ -189,6 +189,8 @@ CompareConfig parse_compare(const std::string& text, const std::string& origin) 
   top.read_string("log_level", c.log_level);
   std::vector<std::filesystem::path> dirs;
   top.read_string_array("plugin_dirs", dirs);
+  std::string models_dir;
+  top.read_string("models_dir", models_dir);
   for (const char* k : {"workload", "slo", "sweep", "capacity", "run", "variants"}) top.mark(k);
   top.reject_unknown();
   if (auto* t = table_at(origin, root, "workload", "")) read_workload(origin, *t, c.workload);
@@ -226,6 +228,7 @@ CompareConfig parse_compare(const std::string& text, const std::string& origin) 
     v.where = std::move(tables[i].where);
     v.endpoint = std::move(remote[i].first);
     v.served_model = std::move(remote[i].second);
+    if (tables[i].config.models_dir.empty()) tables[i].config.models_dir = models_dir;
     if (v.endpoint.empty()) v.config = std::move(tables[i].config);
     c.variants.push_back(std::move(v));
   }

@@ -290,6 +290,7 @@ int cmd_bench_backend(int argc, char** argv) {
     Config cfg;
     cfg.model.path = a.str("models-dir", "models") + "/" + preset + "-" + dt + ".gguf";
     cfg.model.generate = preset;
+    cfg.models_dir = a.str("models-dir", "models");
     cfg.model.dtype = dt;
     cfg.backend.plugin = backend;
     cfg.backend.params = params;

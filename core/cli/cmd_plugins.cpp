@@ -1,4 +1,5 @@
-// switchyard plugins: every plugin file found, and why any was refused.
+// switchyard plugins: every plugin file found, and why any was refused. By default each file's
+// metadata note is read without loading it; --load loads each one, which runs its code.
 #include <cstdio>
 
 #include "cli/args.h"
@@ -9,20 +10,32 @@
 namespace sy::cli {
 
 int cmd_plugins(int argc, char** argv) {
-  Args a(argc, argv, 2, {"dir"}, {"help", "verbose"});
+  Args a(argc, argv, 2, {"dir"}, {"help", "verbose", "load"});
   if (a.has("help")) {
-    std::printf("usage: switchyard plugins [--dir D] [--verbose]\n");
+    std::printf(
+        "usage: switchyard plugins [--dir D] [--verbose] [--load]\n"
+        "lists each plugin file from its metadata note, without loading it. --load loads each\n"
+        "one to check its entry: loading a plugin runs its code (library constructors and\n"
+        "entry) with your privileges, so use it only on files you trust.\n");
     return 0;
   }
   std::vector<std::filesystem::path> dirs;
   if (a.has("dir")) dirs.emplace_back(a.str("dir"));
   for (auto& d : PluginHost::default_dirs()) dirs.push_back(d);
   PluginHost host(dirs);
+  const bool load = a.has("load");
   std::printf("search path:");
   for (const auto& d : dirs) std::printf(" %s", d.c_str());
   std::printf("\n");
-  int refused = 0;
-  for (const auto& r : host.scan()) {
+  if (load)
+    std::printf(
+        "loading each plugin: this runs its code (library constructors, then its entry) in "
+        "this process\n");
+  else
+    std::printf(
+        "read from each file's metadata note; nothing is loaded (loading a plugin runs its "
+        "code: --load)\n");
+  for (const auto& r : host.scan(load)) {
     if (r.loaded) {
       std::printf("  ok       %-10s %-14s %-6s ABI %s  %s\n", plugin_kind_name(r.kind), r.name.c_str(),
                   r.version.c_str(), version_string(r.abi_version).c_str(), r.description.c_str());
@@ -34,8 +47,9 @@ int cmd_plugins(int argc, char** argv) {
                     capability_names(r.capabilities).c_str(),
                     static_cast<unsigned long long>(r.capabilities));
       }
+    } else if (r.unknown) {
+      std::printf("  unknown  %s\n", r.refusal.c_str());
     } else {
-      ++refused;
       std::printf("  refused  %s\n", r.refusal.c_str());
     }
   }

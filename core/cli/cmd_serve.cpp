@@ -2,6 +2,7 @@
 // hot swap on a config change, SIGHUP or POST /admin/reload.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "cli/args.h"
@@ -12,17 +13,32 @@
 #include "server/signals.h"
 
 namespace sy::cli {
+namespace {
+
+// --flag, else the environment variable; comma-separated for several keys.
+std::vector<std::string> keys_from(const Args& a, const char* flag, const char* env) {
+  if (a.has(flag)) return server::split_keys(a.str(flag));
+  const char* v = std::getenv(env);
+  return v ? server::split_keys(v) : std::vector<std::string>{};
+}
+
+}  // namespace
 
 int cmd_serve(int argc, char** argv) {
-  Args a(argc, argv, 2, {"config", "host", "port", "log-level"}, {"help"});
+  Args a(argc, argv, 2,
+         {"config", "host", "port", "log-level", "api-key", "admin-key", "metrics-key"}, {"help"});
   if (a.has("help") || !a.has("config")) {
     std::fprintf(
         a.has("help") ? stdout : stderr,
         "usage: switchyard serve --config X.toml [--host H] [--port P] [--log-level L]\n"
+        "                        [--api-key K[,K2]] [--admin-key K] [--metrics-key K]\n"
         "serves /v1/completions, /v1/chat/completions, /v1/models, /health, /metrics and\n"
         "/admin/{reload,rollback,status}; X.toml is a single-variant config or [[variants]] with\n"
         "weights and a [serve] table (configs/serve.toml). Edit the file, send SIGHUP or POST\n"
-        "/admin/reload to swap variants live.\n");
+        "/admin/reload to swap variants live.\n"
+        "--api-key (or SWITCHYARD_API_KEY) makes /v1/* require 'Authorization: Bearer K';\n"
+        "--admin-key (SWITCHYARD_ADMIN_KEY) guards /admin/*, which otherwise answers loopback\n"
+        "clients only; --metrics-key (SWITCHYARD_METRICS_KEY) guards /metrics.\n");
     if (a.has("help")) return 0;
     throw UsageError("--config is required");
   }
@@ -36,6 +52,9 @@ int cmd_serve(int argc, char** argv) {
     o.port = static_cast<uint16_t>(p);
   }
   o.sighup = true;
+  o.keys.api = keys_from(a, "api-key", "SWITCHYARD_API_KEY");
+  o.keys.admin = keys_from(a, "admin-key", "SWITCHYARD_ADMIN_KEY");
+  o.keys.metrics = keys_from(a, "metrics-key", "SWITCHYARD_METRICS_KEY");
   o.defer_load = true;  // bind first: /health says 503 (loading) until the variants are up
   server::install_signal_handlers();
   server::Server s(a.str("config"), o);

@@ -13,6 +13,7 @@ int cmd_bench_hybrid(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 int cmd_bench_serve(int argc, char** argv);
+int cmd_bench_hardening(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 
 }  // namespace sy::cli

@@ -24,6 +24,7 @@ constexpr const char* kUsage =
     "  bench [--config compare.toml] [--out D] replay a workload against several variants, report\n"
     "  serve --config X.toml [--port P]        OpenAI-compatible HTTP server with hot swap\n"
     "  bench-serve [--duration S] [--clients N] load-test the server on loopback\n"
+    "  bench-hardening [--slow N] [--bad N]    /health under slow clients, memory after bad input\n"
     "  tokenize F.gguf (--text T | --file F)   print a text's token ids [--bos] [--special]\n"
     "\n"
     "run `switchyard <command> --help` for a command's options\n";
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return sy::cli::cmd_bench(argc, argv);
     if (cmd == "serve") return sy::cli::cmd_serve(argc, argv);
     if (cmd == "bench-serve") return sy::cli::cmd_bench_serve(argc, argv);
+    if (cmd == "bench-hardening") return sy::cli::cmd_bench_hardening(argc, argv);
     if (cmd == "tokenize") return sy::cli::cmd_tokenize(argc, argv);
     std::fprintf(stderr, "switchyard: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -73,6 +73,9 @@ Config parse_config(const toml::table& root, const std::string& origin) {
   TableReader top(origin, root, "");
   top.read_string("log_level", c.log_level);
   top.read_string_array("plugin_dirs", c.plugin_dirs);
+  std::string models_dir;
+  top.read_string("models_dir", models_dir);
+  c.models_dir = models_dir;
   for (const char* t : {"model", "backend", "scheduler", "engine", "sampling", "triage"})
     top.mark(t);
   top.reject_unknown();

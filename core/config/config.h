@@ -76,6 +76,9 @@ struct Config {
   SamplingDefaults sampling;
   TriageConfig triage;
   std::vector<std::filesystem::path> plugin_dirs;  // searched before the defaults
+  // Where [model] generate may write (and create directories); empty: "models", relative to
+  // the working directory like every path here.
+  std::filesystem::path models_dir;
   std::string log_level = "warn";
 };
 

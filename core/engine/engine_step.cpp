@@ -213,7 +213,8 @@ StepStats Engine::commit(Batch& b) {
     r.num_computed += in.n_tokens;
     publish_blocks(r);
     if (!logits) continue;
-    const int32_t tok = r.sampler.sample(logits, static_cast<int32_t>(V));
+    text::TokenLogprob* lp = r.spec.sampling.logprobs >= 0 ? &r.logprobs.emplace_back() : nullptr;
+    const int32_t tok = r.sampler.sample(logits, static_cast<int32_t>(V), lp);
     r.output.push_back(tok);
     r.token_ns.push_back(now);
     if (on_token) on_token(r, tok);

@@ -49,6 +49,7 @@ struct Request {
   // Timing on the host clock
   int64_t first_scheduled_ns = 0;
   std::vector<int64_t> token_ns;  // when each output token was produced
+  std::vector<text::TokenLogprob> logprobs;  // per output token, if spec.sampling.logprobs >= 0
   int64_t finish_ns = 0;
   text::Sampler sampler{text::SamplingParams{}};
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/model_file.h"
 #include "engine/triage_hook.h"
 #include "host/log.h"
 #include "host/process_scheduler.h"
@@ -18,16 +19,6 @@ Variant::~Variant() {
   cache.reset();
   model.reset();
   backend.reset();
-}
-
-void ensure_model_file(const ModelConfig& m) {
-  if (std::filesystem::exists(m.path) || m.generate.empty()) return;
-  const auto shape = model::preset_shape(m.generate);
-  const auto parent = std::filesystem::path(m.path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  logger()->info("generating {} ({} {}, seed {}) at {}", m.generate, m.dtype,
-                 model::count_params(shape), m.seed, m.path);
-  model::write_random_llama(shape, m.dtype, m.seed, m.path);
 }
 
 // The configured backend found no device: fail when [backend] requires one, else log and
@@ -50,9 +41,7 @@ static void use_fallback_backend(Variant& v, const PluginHost& host) {
 std::unique_ptr<Variant> Variant::build(const Config& config) {
   auto v = std::make_unique<Variant>();
   v->config = config;
-  std::vector<std::filesystem::path> dirs = config.plugin_dirs;
-  for (auto& d : PluginHost::default_dirs()) dirs.push_back(d);
-  PluginHost host(dirs);
+  PluginHost host(PluginHost::search_path(config.plugin_dirs));
   v->backend_plugin = host.load(SY_PLUGIN_BACKEND, config.backend.plugin);
   // An isolated scheduler is loaded by its child process only: this process never maps it.
   const bool isolated = config.scheduler.isolation == Isolation::process;
@@ -69,7 +58,7 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   }
   v->backend = std::make_unique<Backend>(v->backend_plugin, config.backend.params);
   if (!v->backend->device().available) use_fallback_backend(*v, host);
-  ensure_model_file(config.model);
+  ensure_model_file(config.model, config.models_dir, config.origin);
   v->file = gguf::File::open(config.model.path);
   v->model = model::load_model(*v->file, *v->backend);
   check_light_experts(config.triage, v->model->info(), config.model.path);

@@ -38,7 +38,4 @@ struct Variant {
   ~Variant();
 };
 
-// Writes the configured preset at config.model.path when the file is missing and `generate` is set.
-void ensure_model_file(const ModelConfig& model);
-
 }  // namespace sy::engine

@@ -153,8 +153,25 @@ class Cursor {
   std::string subject_;
 };
 
+// A name from the file as messages show it: printable ASCII as is, other bytes escaped, cut
+// at 96 characters, so a crafted name cannot reach a terminal or log as control codes.
 std::string in_quotes(const std::string& s) {
-  return "'" + s + "'";
+  std::string out = "'";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i == 96) {
+      out += "...";
+      break;
+    }
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out + "'";
 }
 
 }  // namespace
@@ -209,8 +226,8 @@ void File::parse_all(const uint8_t* data, size_t size) {
   const uint32_t magic = c.read<uint32_t>("magic");
   if (magic != detail::kMagic) {
     char buf[80];
-    std::snprintf(buf, sizeof buf, "expected 0x%08x ('GGUF'), found 0x%08x", detail::kMagic, magic);
-    c.fail(Errc::bad_magic, buf);
+    // Nothing of what is there is quoted: the file may be anything (a password file).
+    c.fail(Errc::bad_magic, "not a GGUF file (it does not start with 'GGUF')");
   }
   version_ = c.read<uint32_t>("version");
   if (version_ != 3 && version_ != 2) {

@@ -1,15 +1,19 @@
 #include "host/plugin_host.h"
 
+#include <sys/stat.h>
+
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "host/abi_table.h"
 #include "host/host_api.h"
 #include "host/log.h"
+#include "host/plugin_note.h"
 
 namespace sy {
 namespace fs = std::filesystem;
@@ -73,15 +77,59 @@ std::string PluginHost::file_name(sy_plugin_kind kind, const std::string& name) 
   return std::string("switchyard_") + plugin_kind_name(kind) + "_" + name + ".so";
 }
 
-std::vector<fs::path> PluginHost::default_dirs() {
+namespace {
+
+std::vector<fs::path> env_dirs() {
   std::vector<fs::path> dirs;
   if (const char* env = std::getenv("SWITCHYARD_PLUGIN_PATH")) {
     std::stringstream ss(env);
     for (std::string item; std::getline(ss, item, ':');)
       if (!item.empty()) dirs.emplace_back(item);
   }
-  dirs.push_back(boost::dll::program_location().parent_path() / "plugins");
   return dirs;
+}
+
+fs::path installation_dir() {
+  return boost::dll::program_location().parent_path() / "plugins";
+}
+
+// Anyone who can write where plugins are found can run code in this process: say so, once
+// per path.
+void warn_if_writable_by_others(const fs::path& p, const char* what) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0 || !(st.st_mode & S_IWOTH)) return;
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lk(mu);
+  if (!warned.insert(p.string()).second) return;
+  logger()->warn(
+      "{} {} is writable by every user: anyone on this machine can place code there "
+      "that this process will load and run",
+      what, p.string());
+}
+
+}  // namespace
+
+std::vector<fs::path> PluginHost::default_dirs() {
+  std::vector<fs::path> dirs = env_dirs();
+  dirs.push_back(installation_dir());
+  return dirs;
+}
+
+std::vector<fs::path> PluginHost::search_path(const std::vector<fs::path>& plugin_dirs) {
+  std::vector<fs::path> dirs = plugin_dirs;
+  if (dirs.empty()) dirs.push_back(installation_dir());
+  for (auto& d : env_dirs()) dirs.push_back(std::move(d));
+  return dirs;
+}
+
+bool PluginHost::is_plugin_name(const std::string& name) {
+  if (name.empty() || name.size() > 63) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
 }
 
 namespace {
@@ -111,6 +159,25 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
     }
   }
 
+  // The note is read from the file: a plugin that says it cannot work here never runs.
+  PluginNote note;
+  std::string why;
+  const NoteStatus ns = read_plugin_note(path, note, why);
+  if (ns == NoteStatus::invalid) throw fail(why + " (refused without loading it)");
+  if (ns == NoteStatus::found) {
+    const uint32_t v = note.abi_version;
+    if (SY_VERSION_MAJOR(v) != SY_ABI_VERSION_MAJOR)
+      throw fail("ABI major version mismatch: plugin implements " + version_string(v) +
+                 ", host implements " + version_string(SY_ABI_VERSION) +
+                 " (from its metadata note; not loaded)");
+    if (SY_VERSION_MINOR(v) > SY_ABI_VERSION_MINOR)
+      throw fail("plugin implements ABI " + version_string(v) + ", newer than the host's " +
+                 version_string(SY_ABI_VERSION) + " (from its metadata note; not loaded)");
+    if (expected_kind && note.kind != expected_kind)
+      throw fail(std::string("is a ") + plugin_kind_name(note.kind) + " plugin, expected a " +
+                 plugin_kind_name(expected_kind) + " plugin");
+  }
+  warn_if_writable_by_others(path, "plugin file");
   auto lib = std::make_unique<boost::dll::shared_library>();
   try {
     lib->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
@@ -161,6 +228,10 @@ std::shared_ptr<Plugin> PluginHost::load_file(const fs::path& path, uint32_t exp
   if (expected_kind && info.kind != expected_kind)
     throw fail(std::string("is a ") + plugin_kind_name(info.kind) + " plugin, expected a " +
                plugin_kind_name(expected_kind) + " plugin");
+  if (ns == NoteStatus::found && (note.kind != info.kind || note.name != cstr(info.name)))
+    throw fail(std::string("its metadata note (") + plugin_kind_name(note.kind) + " '" +
+               note.name.substr(0, 63) + "') disagrees with its entry (" +
+               plugin_kind_name(info.kind) + " '" + cstr(info.name).substr(0, 63) + "')");
   // Routers exist since 1.2: one that negotiated an older minor speaks an ABI without them.
   if (info.kind == SY_PLUGIN_ROUTER && SY_VERSION_MINOR(v) < 2)
     throw fail("router plugins need ABI 1.2, the plugin negotiated " + version_string(v));
@@ -205,11 +276,19 @@ std::shared_ptr<Plugin> PluginHost::load(sy_plugin_kind kind, const std::string&
 }
 
 fs::path PluginHost::locate(sy_plugin_kind kind, const std::string& name) const {
-  if (name.find('/') != std::string::npos) return name;
+  if (!is_plugin_name(name))
+    throw PluginError(std::string(plugin_kind_name(kind)) + " plugin '" + name.substr(0, 80) +
+                      "' is not a plugin name: use a name (letters, digits, '_', '-'), looked "
+                      "up as " +
+                      file_name(kind, "<name>") +
+                      " in plugin_dirs and $SWITCHYARD_PLUGIN_PATH, never a path");
   const std::string file = file_name(kind, name);
   for (const auto& dir : dirs_) {
     const fs::path p = dir / file;
-    if (fs::exists(p)) return p;
+    if (fs::exists(p)) {
+      warn_if_writable_by_others(dir, "plugin directory");
+      return p;
+    }
   }
   std::string where;
   for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d.string();
@@ -217,7 +296,7 @@ fs::path PluginHost::locate(sy_plugin_kind kind, const std::string& name) const 
                     file + " in [" + where + "]");
 }
 
-std::vector<PluginReport> PluginHost::scan() const {
+std::vector<PluginReport> PluginHost::scan(bool load) const {
   std::vector<PluginReport> out;
   for (const auto& dir : dirs_) {
     std::error_code ec;
@@ -232,6 +311,38 @@ std::vector<PluginReport> PluginHost::scan() const {
     for (const auto& f : files) {
       PluginReport r;
       r.path = f;
+      if (!load) {
+        PluginNote note;
+        std::string why;
+        const NoteStatus ns = read_plugin_note(f, note, why);
+        if (ns == NoteStatus::absent) {
+          r.unknown = true;
+          r.refusal = "plugin " + f.string() +
+                      ": no metadata note (built with an SDK before 1.3); only loading it "
+                      "(--load, which runs its code) can tell more";
+        } else if (ns == NoteStatus::invalid) {
+          r.refusal = "plugin " + f.string() + ": " + why;
+        } else if (SY_VERSION_MAJOR(note.abi_version) != SY_ABI_VERSION_MAJOR ||
+                   SY_VERSION_MINOR(note.abi_version) > SY_ABI_VERSION_MINOR) {
+          r.refusal = "plugin " + f.string() + ": implements ABI " +
+                      version_string(note.abi_version) + ", host implements " +
+                      version_string(SY_ABI_VERSION) + " (from its metadata note)";
+        } else {
+          r.loaded = true;
+          r.from_note = true;
+          r.name = note.name;
+          r.version = note.version;
+          r.description = note.description;
+          r.kind = note.kind;
+          // Negotiated down to the host's minor, as the entry would.
+          r.abi_version = SY_MAKE_VERSION(
+              SY_ABI_VERSION_MAJOR,
+              std::min<uint32_t>(SY_VERSION_MINOR(note.abi_version), SY_ABI_VERSION_MINOR));
+          r.capabilities = note.capabilities;
+        }
+        out.push_back(std::move(r));
+        continue;
+      }
       try {
         auto p = load_file(f);
         r.loaded = true;

@@ -1,6 +1,9 @@
 // Finds plugins by name in configured directories, loads them with Boost.DLL (RTLD_NOW |
 // RTLD_LOCAL), runs the ABI handshake and refuses a bad plugin with the reason, leaving the host
-// and every plugin already loaded untouched.
+// and every plugin already loaded untouched. Loading a plugin runs its code (library
+// constructors, then its entry) with this process's privileges, so a plugin's metadata note
+// (plugin_note.h) is checked first: a file whose note says it cannot work here is refused
+// unloaded. A plugin name is a name, never a path.
 #pragma once
 
 #include <filesystem>
@@ -61,7 +64,9 @@ class Plugin {
 // What `switchyard plugins` lists: every candidate file and whether it loaded.
 struct PluginReport {
   std::filesystem::path path;
-  bool loaded = false;
+  bool loaded = false;     // ok: loaded (scan with load) or its note checks out (scan without)
+  bool from_note = false;  // the fields below come from the metadata note, nothing was loaded
+  bool unknown = false;    // no note and not loaded: nothing is known without running it
   std::string refusal;  // why not, when !loaded
   std::string name, version, description;
   uint32_t kind = 0, abi_version = 0;
@@ -73,19 +78,27 @@ class PluginHost {
   explicit PluginHost(std::vector<std::filesystem::path> search_dirs);
   const std::vector<std::filesystem::path>& search_dirs() const { return dirs_; }
 
-  // Loads switchyard_<kind>_<name>.so from the first directory that has it; a name with a '/'
-  // is taken as a path. Throws PluginError("plugin '<name>' (<path>): <reason>").
+  // Loads switchyard_<kind>_<name>.so from the first directory that has it. `name` must be a
+  // plugin name (letters, digits, '_', '-'). Throws PluginError naming the file and the reason.
   std::shared_ptr<Plugin> load(sy_plugin_kind kind, const std::string& name) const;
   // Where load() would find the plugin, without loading it; throws the same not-found error.
   std::filesystem::path locate(sy_plugin_kind kind, const std::string& name) const;
   std::shared_ptr<Plugin> load_file(const std::filesystem::path& path,
                                     uint32_t expected_kind = 0) const;
-  std::vector<PluginReport> scan() const;
+  // Every candidate file of the search directories: from its metadata note only, or, with
+  // `load`, by loading it (which runs its code).
+  std::vector<PluginReport> scan(bool load = false) const;
 
   // The file name a plugin of this kind and name has: "switchyard_backend_cpu_ref.so".
   static std::string file_name(sy_plugin_kind kind, const std::string& name);
   // <directory of the running executable>/plugins, then $SWITCHYARD_PLUGIN_PATH entries.
   static std::vector<std::filesystem::path> default_dirs();
+  // Where a config's plugins are looked up: its plugin_dirs (when it names none, the
+  // installation's <executable dir>/plugins), then $SWITCHYARD_PLUGIN_PATH. Nothing else.
+  static std::vector<std::filesystem::path> search_path(
+      const std::vector<std::filesystem::path>& plugin_dirs);
+  // Letters, digits, '_' and '-', at most 63 characters.
+  static bool is_plugin_name(const std::string& name);
 
  private:
   std::vector<std::filesystem::path> dirs_;

@@ -1,20 +1,23 @@
 #include "server/completion_service.h"
 
-#include <httplib.h>
-
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <ctime>
+#include <map>
 #include <mutex>
 #include <optional>
 
 #include "host/host_api.h"
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
+#include "server/choice_text.h"
+#include "server/http/message.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/peer_watch.h"
 #include "server/shadow.h"
+#include "server/utf8.h"
 
 namespace sy::server {
 namespace {
@@ -22,22 +25,51 @@ namespace {
 // How often a waiting handler looks at its peer (disconnects are noticed this fast).
 constexpr auto kPoll = std::chrono::milliseconds(50);
 
-// Tokens and the finish of one request, handed from the engine thread to the HTTP thread.
+// One sampled token of one choice, as the engine thread hands it over.
+struct TokenEvent {
+  uint32_t choice = 0;
+  int32_t token = 0;
+  std::string text;  // final text it released (may be empty: held back or incomplete UTF-8)
+  std::optional<text::TokenLogprob> logprob;
+  size_t offset = 0;  // where the token starts in the choice's text
+};
+
+struct Finished {
+  Outcome outcome;
+  std::string tail;  // text still held back when it ended
+};
+
+// Tokens and finishes of one request's choices, from the engine thread to the HTTP thread.
 struct Channel {
+  explicit Channel(size_t n) : done(n) {}
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<int32_t> tokens;  // sampled, not yet consumed
-  std::optional<Outcome> outcome;
+  std::vector<TokenEvent> events;  // not yet consumed
+  std::vector<std::optional<Finished>> done;
+};
+
+struct Submitted {
+  std::shared_ptr<EngineRunner> runner;
+  uint64_t id = 0;
 };
 
 // An accepted request.
 struct Admitted {
-  std::shared_ptr<EngineRunner> runner;
-  uint64_t id = 0;
+  std::vector<Submitted> choices;
+  Submitted shadow;  // runner null: no shadow run
   std::shared_ptr<Channel> ch;
   ResponseMeta meta;
+  const text::Tokenizer* tok = nullptr;
+  uint32_t prompt_tokens = 0;
+  std::string echo;  // text before each choice's completion
   bool include_usage = false;
+  double timeout_s = 600;
   int fd = -1;
+  // The client is gone: nothing will read the answer, so its shadow copy stops too.
+  void cancel_all() const {
+    for (const auto& c : choices) c.runner->cancel(c.id);
+    if (shadow.runner) shadow.runner->cancel(shadow.id);
+  }
 };
 
 ApiError timeout_error(double seconds) {
@@ -50,7 +82,21 @@ ApiError timeout_error(double seconds) {
       "timeout_error", "", "request_timeout");
 }
 
-std::string request_id(const httplib::Request& req, bool chat, std::atomic<uint64_t>& next) {
+ApiError draining_error() {
+  return ApiError(503,
+                  "The server is draining: it finishes the requests it has and takes no new "
+                  "ones; retry on another replica.",
+                  "service_unavailable", "", "draining");
+}
+
+ApiError aborted_error() {
+  return ApiError(503,
+                  "The request was aborted before it finished: the server is stopping or its "
+                  "variant failed. Retry.",
+                  "service_unavailable", "", "request_aborted");
+}
+
+std::string request_id(const http::Request& req, bool chat, std::atomic<uint64_t>& next) {
   std::string id = req.get_header_value("X-Request-Id");
   if (id.size() > 256)
     throw ApiError(400, "Invalid 'X-Request-Id' header: longer than 256 characters.",
@@ -59,59 +105,311 @@ std::string request_id(const httplib::Request& req, bool chat, std::atomic<uint6
   return id;
 }
 
-// Streams one request's events until it finishes; false ends the response (client gone).
-// Waits until `ready()` holds (called under the channel's lock). False when the client went
-// away first: the request is cancelled (nobody will read the answer) and its finish awaited.
-template <class Ready>
-bool wait_or_cancel(Admitted& a, Ready ready) {
+// Changes whenever the variant's configuration does (OpenAI's system_fingerprint).
+std::string fingerprint_of(const std::string& config_fingerprint) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : config_fingerprint) h = (h ^ c) * 1099511628211ull;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "fp_%012llx",
+                static_cast<unsigned long long>(h & 0xffffffffffffull));
+  return buf;
+}
+
+// A token's text in logprobs. One that is not valid UTF-8 by itself (a byte of a longer
+// character) is spelled "bytes:\\xNN..." as OpenAI does, so distinct tokens stay distinct keys.
+std::string raw_piece(const text::Tokenizer& tok, int32_t id) {
+  try {
+    return tok.piece(id);
+  } catch (const std::exception&) {
+    return "";  // an id the model has beyond the vocabulary's tokens
+  }
+}
+
+std::string shown_piece(const std::string& p) {
+  if (valid_utf8(p)) return p;
+  std::string out = "bytes:";
+  for (unsigned char c : p) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  }
+  return out;
+}
+
+LogprobEntry entry_of(const text::Tokenizer& tok, const text::TokenLogprob& lp, size_t offset) {
+  LogprobEntry e;
+  e.bytes = raw_piece(tok, lp.token);
+  e.token = shown_piece(e.bytes);
+  e.logprob = lp.logprob;
+  e.text_offset = offset;
+  for (const auto& [id, v] : lp.top) {
+    const std::string raw = raw_piece(tok, id);
+    e.top.push_back({shown_piece(raw), raw, v});
+  }
+  return e;
+}
+
+ApiError context_error(bool chat, uint32_t ctx, const std::string& requested) {
+  const std::string what = chat ? "messages" : "prompt";
+  return ApiError(400,
+                  "This model's maximum context length is " + std::to_string(ctx) +
+                      " tokens. However, " + requested + ". Please reduce the length of the " +
+                      what + " or completion.",
+                  "invalid_request_error", what, "context_length_exceeded");
+}
+
+// The longest token text of the vocabulary: no token covers more input bytes.
+size_t longest_piece(const text::Tokenizer& tok) {
+  size_t m = 1;
+  for (const auto& t : tok.vocab().tokens) m = std::max(m, t.size());
+  return m;
+}
+
+// The engine request for `cr` on `runner`: its vocabulary, context and sampling defaults.
+// Throws ApiError(400) when prompt + max_tokens exceed the context, before tokenizing a text
+// that cannot fit.
+engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& runner,
+                              const CompletionLimits& limits, ServeMetrics& metrics,
+                              const std::string& variant) {
+  const bool chat = cr.chat;
+  const text::Tokenizer* tok = runner.tokenizer();
+  const Config& vc = runner.variant().config;
+  const uint32_t ctx = runner.limits().max_context;
+  if (cr.max_tokens && limits.max_tokens && *cr.max_tokens > limits.max_tokens)
+    throw ApiError(400,
+                   "Invalid '" + cr.max_tokens_param +
+                       "': integer above maximum value. Expected a value <= " +
+                       std::to_string(limits.max_tokens) + ", but got " +
+                       std::to_string(*cr.max_tokens) + " instead.",
+                   "invalid_request_error", cr.max_tokens_param, "invalid_value");
+  const uint32_t n_vocab = static_cast<uint32_t>(runner.variant().model->info().n_vocab);
+  for (const auto& [id, bias] : cr.logit_bias)
+    if (static_cast<uint32_t>(id) >= n_vocab)
+      throw ApiError(400,
+                     "Invalid 'logit_bias': token id " + std::to_string(id) +
+                         " is outside the vocabulary of " + std::to_string(n_vocab) + " tokens.",
+                     "invalid_request_error", "logit_bias", "invalid_value");
+  for (int32_t id : cr.stop_token_ids)
+    if (static_cast<uint32_t>(id) >= n_vocab)
+      throw ApiError(400,
+                     "Invalid 'stop_token_ids': token id " + std::to_string(id) +
+                         " is outside the vocabulary of " + std::to_string(n_vocab) + " tokens.",
+                     "invalid_request_error", "stop_token_ids", "invalid_value");
+  engine::RequestSpec spec;
+  if (cr.prompt_ids) {
+    spec.prompt = *cr.prompt_ids;
+  } else {
+    // Each token covers at most the longest token text, so a text longer than the context
+    // times that cannot fit: refuse it without tokenizing (and allocating) it all. A chat's
+    // template adds markup, so its messages' text is a lower bound of what it tokenizes.
+    size_t text_bytes = 0;
+    if (chat)
+      for (const auto& m : cr.messages) text_bytes += m.content.size();
+    else
+      text_bytes = cr.prompt_text->size();
+    if (text_bytes > ctx) {
+      const size_t longest = longest_piece(*tok);
+      if (text_bytes / longest > ctx) {
+        metrics.rejected(variant, "context_length");
+        throw context_error(chat, ctx,
+                            std::string(chat ? "your messages need" : "your prompt needs") +
+                                " at least " + std::to_string(text_bytes / longest) + " tokens");
+      }
+    }
+    spec.prompt = chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
+                       : tok->encode(*cr.prompt_text, tok->vocab().add_bos);
+  }
+  const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
+  const uint32_t room = n_prompt < ctx ? ctx - n_prompt : 1;
+  uint32_t fallback = std::min(vc.sampling.max_tokens, room);
+  if (limits.max_tokens) fallback = std::min(fallback, limits.max_tokens);
+  spec.max_new_tokens = cr.max_tokens.value_or(std::max<uint32_t>(fallback, 1));
+  if (uint64_t(n_prompt) + spec.max_new_tokens > ctx) {
+    metrics.rejected(variant, "context_length");
+    const std::string what = chat ? "messages" : "prompt";
+    throw context_error(chat, ctx,
+                        "you requested " +
+                            std::to_string(n_prompt + uint64_t(spec.max_new_tokens)) + " tokens (" +
+                            std::to_string(n_prompt) + " in the " + what + ", " +
+                            std::to_string(spec.max_new_tokens) + " for the completion)");
+  }
+  spec.sampling.temperature = cr.temperature.value_or(vc.sampling.temperature);
+  spec.sampling.top_p = cr.top_p.value_or(vc.sampling.top_p);
+  spec.sampling.top_k = cr.top_k.value_or(vc.sampling.top_k);
+  spec.sampling.seed = cr.seed.value_or(vc.sampling.seed);
+  spec.sampling.presence_penalty = cr.presence_penalty;
+  spec.sampling.frequency_penalty = cr.frequency_penalty;
+  spec.sampling.logit_bias = cr.logit_bias;
+  spec.sampling.logprobs = cr.logprobs;
+  spec.stop_at_eos = !cr.ignore_eos;
+  spec.priority = cr.priority.value_or(0);
+  spec.simple_hint = cr.simple_hint;
+  return spec;
+}
+
+// Callbacks for choice `index`: its text is cut at stop strings and stop tokens on the engine
+// thread, which ends the request at the token that completed the match.
+Callbacks choice_callbacks(std::shared_ptr<Channel> ch, uint32_t index, const text::Tokenizer& tok,
+                           const CompletionRequest& cr, std::shared_ptr<ShadowPair> pair) {
+  auto text = std::make_shared<ChoiceText>(tok, cr.stop, cr.stop_token_ids);
+  Callbacks cb;
+  cb.on_token = [ch, index, text](int32_t t, const text::TokenLogprob* lp) {
+    TokenEvent ev;
+    ev.choice = index;
+    ev.token = t;
+    ev.text = text->push(t);
+    ev.offset = text->last_offset();
+    if (lp) ev.logprob = *lp;
+    {
+      std::lock_guard<std::mutex> lk(ch->mu);
+      ch->events.push_back(std::move(ev));
+    }
+    ch->cv.notify_all();
+    return text->stopped();
+  };
+  cb.on_finish = [ch, index, text, pair](const Outcome& o) {
+    {
+      std::lock_guard<std::mutex> lk(ch->mu);
+      ch->done[index] = Finished{o, text->finish()};
+    }
+    ch->cv.notify_all();
+    if (pair) pair->primary_done(o);
+  };
+  return cb;
+}
+
+// The shadow copy ends at the same stop strings and tokens, so its tokens compare exactly.
+Callbacks shadow_callbacks(const text::Tokenizer& tok, const CompletionRequest& cr,
+                           std::shared_ptr<ShadowPair> pair) {
+  auto text = std::make_shared<ChoiceText>(tok, cr.stop, cr.stop_token_ids);
+  Callbacks cb;
+  cb.on_token = [text](int32_t t, const text::TokenLogprob*) {
+    text->push(t);
+    return text->stopped();
+  };
+  cb.on_finish = [pair](const Outcome& o) { pair->shadow_done(o); };
+  return cb;
+}
+
+// What the HTTP thread has of the choices so far; shared by both answer forms.
+class Collector {
+ public:
+  explicit Collector(const Admitted& a)
+      : a_(a), parts_(a.choices.size()), reported_(a.choices.size(), false) {
+    for (uint32_t i = 0; i < parts_.size(); ++i) parts_[i].index = i;
+  }
+  // Moves what arrived into `events` / newly finished choice indexes; waits up to kPoll.
+  void take(std::vector<TokenEvent>& events, std::vector<uint32_t>& finished) {
+    std::unique_lock<std::mutex> lk(a_.ch->mu);
+    a_.ch->cv.wait_for(lk, kPoll, [&] { return !a_.ch->events.empty() || newly_done(); });
+    events.swap(a_.ch->events);
+    for (uint32_t i = 0; i < parts_.size(); ++i)
+      if (a_.ch->done[i] && !reported_[i]) {
+        reported_[i] = true;
+        finished.push_back(i);
+        results_[i] = *a_.ch->done[i];
+      }
+  }
+  LogprobEntry entry(const TokenEvent& ev) const {
+    return entry_of(*a_.tok, *ev.logprob, ev.offset + a_.echo.size());
+  }
+  const Finished& result(uint32_t i) const { return results_.at(i); }
+  bool all_done() const { return results_.size() == parts_.size(); }
+  std::vector<ChoicePart>& parts() { return parts_; }
+  // A timed-out or aborted choice spoils the whole answer.
+  std::optional<ApiError> failure() const {
+    for (const auto& [i, f] : results_) {
+      if (f.outcome.timed_out) return timeout_error(a_.timeout_s);
+      if (f.outcome.reason == engine::FinishReason::aborted) return aborted_error();
+    }
+    return std::nullopt;
+  }
+  uint32_t completion_tokens() const {
+    uint32_t n = 0;
+    for (const auto& [i, f] : results_) n += static_cast<uint32_t>(f.outcome.tokens.size());
+    return n;
+  }
+
+ private:
+  bool newly_done() const {
+    for (uint32_t i = 0; i < parts_.size(); ++i)
+      if (a_.ch->done[i] && !reported_[i]) return true;
+    return false;
+  }
+  const Admitted& a_;
+  std::vector<ChoicePart> parts_;
+  std::vector<bool> reported_;
+  std::map<uint32_t, Finished> results_;
+};
+
+// Waits until a choice sent its first token or finished. False when the client went away
+// first: every copy of the request is cancelled (nobody will read the answer).
+bool wait_for_first_event(const Admitted& a) {
   std::unique_lock<std::mutex> lk(a.ch->mu);
-  while (!ready()) {
-    a.ch->cv.wait_for(lk, kPoll, ready);
-    if (!ready() && peer_closed(a.fd)) {
+  auto ready = [&] {
+    if (!a.ch->events.empty()) return true;
+    for (const auto& d : a.ch->done)
+      if (d) return true;
+    return false;
+  };
+  while (!a.ch->cv.wait_for(lk, kPoll, ready)) {
+    if (peer_closed(a.fd)) {
       lk.unlock();
-      a.runner->cancel(a.id);
-      lk.lock();
-      a.ch->cv.wait(lk, [&] { return a.ch->outcome.has_value(); });
+      a.cancel_all();
       return false;
     }
   }
   return true;
 }
 
+// Streams one request's events until every choice finished; false ends the response.
 class Streamer {
  public:
-  Streamer(Admitted a, const text::Tokenizer& tok, double timeout_s, ServeMetrics* metrics)
-      : a_(std::move(a)),
-        detok_(tok, tok.vocab().model == "llama" && tok.vocab().add_space_prefix),
-        timeout_s_(timeout_s),
-        metrics_(metrics) {}
+  Streamer(Admitted a, ServeMetrics* metrics) : a_(std::move(a)), collect_(a_), metrics_(metrics) {}
 
-  bool pump(httplib::DataSink& sink) {
-    std::vector<int32_t> toks;
-    std::optional<Outcome> done;
-    {
-      std::unique_lock<std::mutex> lk(a_.ch->mu);
-      a_.ch->cv.wait_for(lk, kPoll, [&] { return !a_.ch->tokens.empty() || a_.ch->outcome; });
-      toks.swap(a_.ch->tokens);
-      done = a_.ch->outcome;
-    }
+  bool pump(http::ChunkSink& sink) {
     auto write = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
-    if (a_.meta.chat && !sent_role_) {
-      if (!write(role_event(a_.meta))) return gone();
-      sent_role_ = true;
+    if (!started_) {
+      started_ = true;
+      for (uint32_t i = 0; i < a_.choices.size(); ++i) {
+        if (a_.meta.chat && !write(role_event(a_.meta, i))) return gone();
+        ChoicePart echo;
+        echo.index = i;
+        echo.text = a_.echo;
+        if (!a_.echo.empty() && !write(chunk_event(a_.meta, echo))) return gone();
+      }
     }
-    for (int32_t t : toks)
-      if (!write(token_event(a_.meta, detok_.push(t), {t}))) return gone();
-    if (!done) return toks.empty() && peer_closed(a_.fd) ? gone() : true;
-    if (done->timed_out) {
-      metrics_->timed_out(a_.meta.variant);
-      if (!write(error_event(error_body(timeout_error(timeout_s_))))) return gone();
-    } else {
-      if (!write(finish_event(a_.meta, detok_.finish(), done->reason))) return gone();
-      if (a_.include_usage && !write(usage_event(a_.meta, done->prompt_tokens,
-                                                 static_cast<uint32_t>(done->tokens.size()))))
-        return gone();
+    std::vector<TokenEvent> events;
+    std::vector<uint32_t> finished;
+    collect_.take(events, finished);
+    for (const TokenEvent& ev : events) {
+      ChoicePart p;
+      p.index = ev.choice;
+      p.text = ev.text;
+      p.tokens = {ev.token};
+      if (ev.logprob) p.logprobs.push_back(collect_.entry(ev));
+      if (!write(chunk_event(a_.meta, p))) return gone();
     }
+    for (uint32_t i : finished) {
+      if (auto err = collect_.failure()) {
+        if (err->status == 504) metrics_->timed_out(a_.meta.variant);
+        a_.cancel_all();
+        if (!write(error_event(error_body(*err))) || !write(done_event())) return gone();
+        finished_ = true;
+        sink.done();
+        return true;
+      }
+      ChoicePart p;
+      p.index = i;
+      p.text = collect_.result(i).tail;
+      p.finish_reason = openai_finish_reason(collect_.result(i).outcome.reason);
+      if (!write(chunk_event(a_.meta, p))) return gone();
+    }
+    if (!collect_.all_done())
+      return events.empty() && finished.empty() && peer_closed(a_.fd) ? gone() : true;
+    if (a_.include_usage &&
+        !write(usage_event(a_.meta, a_.prompt_tokens, collect_.completion_tokens())))
+      return gone();
     if (!write(done_event())) return gone();
     finished_ = true;
     sink.done();
@@ -119,74 +417,36 @@ class Streamer {
   }
   // The response ended early (write failed, peer closed, server stopping): free the request.
   bool gone() {
-    if (!finished_) a_.runner->cancel(a_.id);
+    if (!finished_) a_.cancel_all();
     finished_ = true;
     return false;
   }
 
  private:
   Admitted a_;
-  text::Detokenizer detok_;
-  double timeout_s_;
+  Collector collect_;
   ServeMetrics* metrics_;
-  bool sent_role_ = false;
+  bool started_ = false;
   bool finished_ = false;
 };
 
-// The engine request for `cr` on `runner`: its vocabulary, context and sampling defaults.
-// Throws ApiError(400) when prompt + max_tokens exceed the context.
-engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& runner, bool chat,
-                              ServeMetrics& metrics, const std::string& variant) {
-  const text::Tokenizer* tok = runner.tokenizer();
-  engine::RequestSpec spec;
-  spec.prompt = cr.prompt_ids ? *cr.prompt_ids
-                : chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
-                       : tok->encode(*cr.prompt_text, tok->vocab().add_bos);
-  const Config& vc = runner.variant().config;
-  const uint32_t ctx = runner.limits().max_context;
-  const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
-  const uint32_t room = n_prompt < ctx ? ctx - n_prompt : 1;
-  spec.max_new_tokens = cr.max_tokens.value_or(std::min(vc.sampling.max_tokens, room));
-  if (uint64_t(n_prompt) + spec.max_new_tokens > ctx) {
-    metrics.rejected(variant, "context_length");
-    const std::string what = chat ? "messages" : "prompt";
-    throw ApiError(400,
-                   "This model's maximum context length is " + std::to_string(ctx) +
-                       " tokens. However, you requested " +
-                       std::to_string(n_prompt + uint64_t(spec.max_new_tokens)) + " tokens (" +
-                       std::to_string(n_prompt) + " in the " + what + ", " +
-                       std::to_string(spec.max_new_tokens) +
-                       " for the completion). Please reduce the length of the " + what +
-                       " or completion.",
-                   "invalid_request_error", what, "context_length_exceeded");
-  }
-  spec.sampling.temperature = cr.temperature.value_or(vc.sampling.temperature);
-  spec.sampling.top_p = cr.top_p.value_or(vc.sampling.top_p);
-  spec.sampling.top_k = cr.top_k.value_or(vc.sampling.top_k);
-  spec.sampling.seed = cr.seed.value_or(vc.sampling.seed);
-  spec.stop_at_eos = !cr.ignore_eos;
-  spec.priority = cr.priority.value_or(0);
-  spec.simple_hint = cr.simple_hint;
-  return spec;
-}
-
 }  // namespace
 
-CompletionService::CompletionService(Router& router, ServeMetrics& metrics, std::string model_name)
-    : router_(router), metrics_(metrics), model_name_(std::move(model_name)) {}
+CompletionService::CompletionService(Router& router, ServeMetrics& metrics, std::string model_name,
+                                     CompletionLimits limits)
+    : router_(router), metrics_(metrics), model_name_(std::move(model_name)), limits_(limits) {}
 
-void CompletionService::handle(const httplib::Request& req, httplib::Response& res, bool chat) {
+void CompletionService::handle(const http::Request& req, http::Response& res, bool chat) {
   const int64_t arrival = now_ns();
   try {
-    const CompletionRequest cr = parse_completion_request(req.body, chat);
+    const CompletionRequest cr = parse_completion_request(req.body, chat, limits_.json);
     const std::string rid = request_id(req, chat, next_id_);
     const std::string pinned = cr.model.empty() || cr.model == model_name_ ? "" : cr.model;
     Admitted a;
-    const text::Tokenizer* tok = nullptr;
-    double timeout_s = 600;
     // A variant that started draining between routing and submission refuses with `draining`;
     // the router has switched by then, so routing again finds the new one.
-    for (int attempt = 0; !a.runner; ++attempt) {
+    for (int attempt = 0; a.choices.empty(); ++attempt) {
+      if (draining_) throw draining_error();
       if (attempt == 8)
         throw ApiError(503, "No variant accepted the request while a swap was in progress; retry.",
                        "service_unavailable", "", "swap_in_progress");
@@ -194,15 +454,16 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
       const auto route = router_.route(rid, pinned);
       if (!route || (!pinned.empty() && d && !d->find(pinned))) {  // a rollback reroutes pins
         if (!pinned.empty() && d)
-          throw ApiError(404, "The model '" + cr.model + "' does not exist",
+          throw ApiError(404, "The model '" + cr.model.substr(0, 256) + "' does not exist",
                          "invalid_request_error", "model", "model_not_found");
         throw ApiError(503, "No variant is loaded.", "service_unavailable", "", "no_variant");
       }
-      timeout_s = d ? d->request_timeout_s : timeout_s;
+      a.timeout_s = d ? d->request_timeout_s : a.timeout_s;
       EngineRunner& runner = *route->primary;
-      tok = runner.tokenizer();
-      engine::RequestSpec spec = make_spec(cr, runner, chat, metrics_, route->primary_name);
-      auto ch = std::make_shared<Channel>();
+      a.tok = runner.tokenizer();
+      const engine::RequestSpec base =
+          make_spec(cr, runner, limits_, metrics_, route->primary_name);
+      a.ch = std::make_shared<Channel>(cr.n);
       std::shared_ptr<ShadowPair> pair;
       if (route->shadow) {
         const std::string p = route->primary_name, s = route->shadow_name;
@@ -211,90 +472,115 @@ void CompletionService::handle(const httplib::Request& req, httplib::Response& r
             [m, p, s](const ShadowResult& r) { m->shadow_compared(p, s, r); },
             [m, s](const std::string& why) { m->shadow_skipped(s, why); });
       }
-      Callbacks cb;
-      cb.on_token = [ch](int32_t t) {
-        std::lock_guard<std::mutex> lk(ch->mu);
-        ch->tokens.push_back(t);
-        ch->cv.notify_all();
-      };
-      cb.on_finish = [ch, pair](const Outcome& o) {
-        {
-          std::lock_guard<std::mutex> lk(ch->mu);
-          ch->outcome = o;
+      const int64_t deadline = arrival + static_cast<int64_t>(a.timeout_s * 1e9);
+      bool retry = false;
+      for (uint32_t i = 0; i < cr.n && !retry; ++i) {
+        engine::RequestSpec spec = base;
+        spec.sampling.seed = base.sampling.seed + i;  // choices differ when they sample
+        const auto t = runner.submit(std::move(spec),
+                                     choice_callbacks(a.ch, i, *a.tok, cr, i == 0 ? pair : nullptr),
+                                     arrival, deadline);
+        if (t.status == EngineRunner::Admit::ok) {
+          if (i == 0) metrics_.routed(route->primary_name, t.path);
+          a.choices.push_back({route->primary, t.id});
+          continue;
         }
-        ch->cv.notify_all();
-        if (pair) pair->primary_done(o);
-      };
-      const int64_t deadline = arrival + static_cast<int64_t>(timeout_s * 1e9);
-      const engine::RequestSpec shadow_spec = route->shadow ? spec : engine::RequestSpec{};
-      const auto t = runner.submit(std::move(spec), std::move(cb), arrival, deadline);
-      if (t.status == EngineRunner::Admit::draining) continue;
-      if (t.status == EngineRunner::Admit::queue_full) {
-        metrics_.rejected(route->primary_name, "queue_full");
-        throw ApiError(429, "The server is overloaded: " + t.error + ". Retry later.",
-                       "rate_limit_error", "", "queue_full");
+        a.cancel_all();  // the choices already queued would answer nobody
+        a.choices.clear();
+        if (t.status == EngineRunner::Admit::draining) {
+          retry = true;
+        } else if (t.status == EngineRunner::Admit::queue_full) {
+          metrics_.rejected(route->primary_name, "queue_full");
+          throw ApiError(429, "The server is overloaded: " + t.error + ". Retry later.",
+                         "rate_limit_error", "", "queue_full");
+        } else {
+          metrics_.rejected(route->primary_name, "invalid");
+          throw ApiError(400, "Invalid 'prompt': " + t.error + ".", "invalid_request_error",
+                         chat ? "messages" : "prompt", "invalid_prompt");
+        }
       }
-      if (t.status == EngineRunner::Admit::invalid) {
-        metrics_.rejected(route->primary_name, "invalid");
-        throw ApiError(400, "Invalid 'prompt': " + t.error + ".", "invalid_request_error",
-                       chat ? "messages" : "prompt", "invalid_prompt");
-      }
-      metrics_.routed(route->primary_name, t.path);
+      if (retry) continue;
       if (route->shadow) {
-        Callbacks scb;
-        scb.on_finish = [pair](const Outcome& o) { pair->shadow_done(o); };
-        const auto st = route->shadow->submit(shadow_spec, std::move(scb), arrival, deadline);
-        if (st.status != EngineRunner::Admit::ok)
+        const auto st =
+            route->shadow->submit(base, shadow_callbacks(*a.tok, cr, pair), arrival, deadline);
+        if (st.status == EngineRunner::Admit::ok)
+          a.shadow = {route->shadow, st.id};
+        else
           metrics_.shadow_skipped(route->shadow_name,
                                   st.status == EngineRunner::Admit::queue_full ? "queue_full"
                                   : st.status == EngineRunner::Admit::draining ? "draining"
                                                                                : "invalid");
       }
-      a.runner = route->primary;
-      a.id = t.id;
-      a.ch = ch;
-      a.meta = ResponseMeta{chat, rid, static_cast<int64_t>(std::time(nullptr)),
-                            cr.model.empty() ? model_name_ : cr.model, route->primary_name};
+      a.prompt_tokens = static_cast<uint32_t>(base.prompt.size());
+      a.meta = ResponseMeta{chat,
+                            rid,
+                            static_cast<int64_t>(std::time(nullptr)),
+                            cr.model.empty() ? model_name_ : cr.model,
+                            route->primary_name,
+                            "",
+                            cr.logprobs >= 0};
+      if (d)
+        if (const auto* e = d->find(route->primary_name))
+          a.meta.system_fingerprint = fingerprint_of(e->fingerprint);
+      if (cr.echo) a.echo = cr.prompt_text ? *cr.prompt_text : a.tok->decode(*cr.prompt_ids);
     }
     a.include_usage = cr.include_usage;
-    a.fd = connection_fd(req.local_port, req.remote_addr, req.remote_port);
+    a.fd = req.fd;
     res.set_header("X-Request-Id", rid);
     res.set_header("X-Switchyard-Variant", a.meta.variant);
-    res.set_header("X-Switchyard-Generation", std::to_string(a.runner->generation()));
+    res.set_header("X-Switchyard-Generation", std::to_string(a.choices[0].runner->generation()));
     if (cr.stream) {
       // The headers wait for the first token (or the end): until they are out, a load balancer
       // in front may still send the request to another replica should this one die (HAProxy's
       // retry-on empty-response); after, it cannot.
-      if (!wait_or_cancel(a, [&] { return !a.ch->tokens.empty() || a.ch->outcome.has_value(); })) {
-        res.status = 499;
+      if (!wait_for_first_event(a)) {
+        res.status = 499;  // nginx's "client closed request"; never reaches the client
+        res.close = true;
         return;
       }
       res.set_header("Cache-Control", "no-cache");
-      auto s = std::make_shared<Streamer>(a, *tok, timeout_s, &metrics_);
+      auto s = std::make_shared<Streamer>(std::move(a), &metrics_);
       res.set_chunked_content_provider(
-          "text/event-stream", [s](size_t, httplib::DataSink& sink) { return s->pump(sink); },
+          "text/event-stream", [s](http::ChunkSink& sink) { return s->pump(sink); },
           [s](bool ok) {
             if (!ok) s->gone();
           });
       return;
     }
-    if (!wait_or_cancel(a, [&] { return a.ch->outcome.has_value(); })) {
-      res.status = 499;  // nginx's "client closed request"; never reaches the client
-      return;
+    Collector collect(a);
+    std::vector<TokenEvent> events;
+    std::vector<uint32_t> finished;
+    while (!collect.all_done()) {
+      events.clear();
+      collect.take(events, finished);
+      for (const TokenEvent& ev : events) {
+        ChoicePart& p = collect.parts()[ev.choice];
+        p.text += ev.text;
+        if (ev.logprob) p.logprobs.push_back(collect.entry(ev));
+      }
+      if (!collect.all_done() && peer_closed(a.fd)) {
+        a.cancel_all();    // nobody will read the answer
+        res.status = 499;  // nginx's "client closed request"; never reaches the client
+        res.close = true;
+        return;
+      }
     }
-    std::unique_lock<std::mutex> lk(a.ch->mu);
-    const Outcome o = *a.ch->outcome;
-    lk.unlock();
-    if (o.timed_out) {
-      metrics_.timed_out(a.meta.variant);
-      throw timeout_error(timeout_s);
+    if (auto err = collect.failure()) {
+      if (err->status == 504) metrics_.timed_out(a.meta.variant);
+      throw *err;
+    }
+    for (ChoicePart& p : collect.parts()) {
+      const Finished& f = collect.result(p.index);
+      p.text = a.echo + p.text + f.tail;
+      p.tokens = f.outcome.tokens;
+      p.finish_reason = openai_finish_reason(f.outcome.reason);
     }
     res.set_content(
-        completion_body(a.meta, tok->decode(o.tokens), o.tokens, o.reason, o.prompt_tokens),
+        completion_body(a.meta, collect.parts(), a.prompt_tokens, collect.completion_tokens()),
         "application/json");
   } catch (const ApiError& e) {
     res.status = e.status;
-    if (e.status == 429) res.set_header("Retry-After", "1");
+    if (e.status == 429 || e.status == 503) res.set_header("Retry-After", "1");
     res.set_content(error_body(e), "application/json");
   }
 }

@@ -20,7 +20,10 @@ EngineRunner::EngineRunner(std::string name, std::unique_ptr<engine::Variant> v,
   snap_.kv_total = v_->cache->pool().total();
   v_->engine->on_token = [this](const engine::Request& r, int32_t tok) {
     auto it = live_.find(r.id);
-    if (it != live_.end() && it->second.cb.on_token) it->second.cb.on_token(tok);
+    const text::TokenLogprob* lp =
+        r.spec.sampling.logprobs >= 0 && !r.logprobs.empty() ? &r.logprobs.back() : nullptr;
+    if (it != live_.end() && it->second.cb.on_token && it->second.cb.on_token(tok, lp))
+      stops_.push_back(r.id);
     if (observer_) observer_->on_token(name_, r);
     touched_.push_back(r.id);
   };
@@ -107,14 +110,14 @@ void EngineRunner::intake(std::vector<std::unique_ptr<Submission>>& subs) {
 }
 
 // Engine thread: reports a finished (or now aborted) request and drops it from the engine.
-void EngineRunner::end(uint64_t id, bool timed_out) {
+void EngineRunner::end(uint64_t id, bool timed_out, bool stopped) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
   engine::Engine& e = *v_->engine;
   if (e.request(id).finish == engine::FinishReason::none) e.cancel(id);
   const engine::Request& r = e.request(id);
   Outcome o;
-  o.reason = r.finish;
+  o.reason = stopped ? engine::FinishReason::stop : r.finish;
   o.timed_out = timed_out;
   o.tokens = r.output;
   o.prompt_tokens = static_cast<uint32_t>(r.spec.prompt.size());
@@ -124,6 +127,7 @@ void EngineRunner::end(uint64_t id, bool timed_out) {
   o.first_scheduled_ns = r.first_scheduled_ns;
   o.finish_ns = r.finish_ns;
   o.token_ns = r.token_ns;
+  o.logprobs = r.logprobs;
   Callbacks cb = std::move(it->second.cb);
   live_.erase(it);
   e.forget(id);
@@ -197,6 +201,9 @@ void EngineRunner::loop() {
       }
       if (observer_ && st.n_seqs) observer_->on_step(name_, st, now_ns() - t0);
       if (st.n_seqs == 0) wait_ns = std::max<int64_t>(st.wait_ns, 1'000'000);
+      for (uint64_t id : stops_)
+        if (live_.count(id)) end(id, false, true);
+      stops_.clear();
       for (uint64_t id : touched_)
         if (live_.count(id) && e.request(id).finish != engine::FinishReason::none) end(id, false);
     }

@@ -29,12 +29,15 @@ struct Outcome {
   uint32_t path = 0;  // the triage path it ran on (0: full)
   int64_t arrival_ns = 0, first_scheduled_ns = 0, finish_ns = 0;  // 0: never scheduled
   std::vector<int64_t> token_ns;
+  std::vector<text::TokenLogprob> logprobs;  // one per token when the request asked for them
 };
 
 // Both run on the engine thread and must not block; on_finish runs exactly once per accepted
-// request (also when the runner is destroyed with the request unfinished).
+// request (also when the runner is destroyed with the request unfinished). on_token gets the
+// token's logprob when the request asked for them (else null) and returns true to end the
+// request now (a stop string or stop token): it then finishes with reason stop.
 struct Callbacks {
-  std::function<void(int32_t token)> on_token;
+  std::function<bool(int32_t token, const text::TokenLogprob* logprob)> on_token;
   std::function<void(const Outcome&)> on_finish;
 };
 
@@ -107,7 +110,7 @@ class EngineRunner {
   };
   void loop();
   void intake(std::vector<std::unique_ptr<Submission>>& subs);
-  void end(uint64_t id, bool timed_out);
+  void end(uint64_t id, bool timed_out, bool stopped = false);
   void publish_snapshot();
 
   const std::string name_;
@@ -128,6 +131,7 @@ class EngineRunner {
   // Engine thread only.
   std::unordered_map<uint64_t, Live> live_;
   std::vector<uint64_t> touched_;  // got a token this step
+  std::vector<uint64_t> stops_;    // their callback asked to end them this step
   // Finishes are reported after the snapshot is published, so a client that has its answer
   // also sees it in the gauges.
   std::vector<std::pair<Callbacks, Outcome>> finished_;

@@ -68,16 +68,19 @@ int64_t get_int(const json& o, const std::string& key, int64_t lo, int64_t hi) {
   return x;
 }
 
-double get_number(const json& o, const std::string& key, double lo, double hi) {
+// `name`: the field as messages name it (default: key).
+double get_number(const json& o, const std::string& key, double lo, double hi,
+                  const std::string& name = "") {
+  const std::string& n = name.empty() ? key : name;
   const json& v = o.at(key);
-  if (!v.is_number()) bad_type(key, "a number", v);
+  if (!v.is_number()) bad_type(n, "a number", v);
   const double x = v.get<double>();
   if (!(x >= lo))
-    bad_value(key, "number below minimum value. Expected a value >= " + num(lo) + ", but got " +
-                       v.dump() + " instead.");
+    bad_value(n, "number below minimum value. Expected a value >= " + num(lo) + ", but got " +
+                     v.dump() + " instead.");
   if (!(x <= hi))
-    bad_value(key, "number above maximum value. Expected a value <= " + num(hi) + ", but got " +
-                       v.dump() + " instead.");
+    bad_value(n, "number above maximum value. Expected a value <= " + num(hi) + ", but got " +
+                     v.dump() + " instead.");
   return x;
 }
 
@@ -164,6 +167,11 @@ void read_messages(const json& v, CompletionRequest& r) {
   }
 }
 
+[[noreturn]] void unsupported(const std::string& key, const std::string& why = ".") {
+  throw ApiError(400, "'" + key + "' is not supported by this server" + why,
+                 "invalid_request_error", key, "unsupported_parameter");
+}
+
 // Fields OpenAI defines that this server accepts only at their neutral value.
 void neutral_only(const json& o, const std::string& key) {
   const json& v = o.at(key);
@@ -171,9 +179,67 @@ void neutral_only(const json& o, const std::string& key) {
                        (v.is_number() && v.get<double>() == 0) || (v.is_array() && v.empty()) ||
                        (v.is_object() && v.empty()) ||
                        (v.is_string() && v.get<std::string>().empty());
-  if (!neutral)
-    throw ApiError(400, "'" + key + "' is not supported by this server.", "invalid_request_error",
-                   key, "unsupported_parameter");
+  if (!neutral) unsupported(key);
+}
+
+std::vector<std::string> read_stop(const json& v) {
+  std::vector<std::string> out;
+  if (v.is_string()) {
+    out.push_back(v.get<std::string>());
+  } else if (v.is_array()) {
+    if (v.size() > 4)
+      bad_value("stop",
+                "array too long. Expected an array with maximum length 4, but got an "
+                "array with length " +
+                    std::to_string(v.size()) + " instead.");
+    for (const auto& s : v) {
+      if (!s.is_string()) bad_type("stop", "a string or an array of strings", s);
+      out.push_back(s.get<std::string>());
+    }
+  } else {
+    bad_type("stop", "a string or an array", v);
+  }
+  for (const auto& s : out) {
+    if (s.empty()) bad_value("stop", "stop strings must not be empty.");
+    if (s.size() > 256) bad_value("stop", "stop strings are limited to 256 bytes.");
+  }
+  return out;
+}
+
+std::vector<std::pair<int32_t, float>> read_logit_bias(const json& v) {
+  if (!v.is_object()) bad_type("logit_bias", "an object", v);
+  if (v.size() > 1024)
+    bad_value("logit_bias", "at most 1024 token ids, got " + std::to_string(v.size()) + ".");
+  std::vector<std::pair<int32_t, float>> out;
+  for (const auto& [k, b] : v.items()) {
+    const std::string key = "logit_bias." + k.substr(0, 32);
+    int64_t id = -1;
+    if (!k.empty() && k.size() <= 10 && k.find_first_not_of("0123456789") == std::string::npos)
+      id = std::stoll(k);
+    if (id < 0 || id > std::numeric_limits<int32_t>::max())
+      bad_value("logit_bias", "keys must be token ids (non-negative integers as strings), got '" +
+                                  k.substr(0, 32) + "'.");
+    out.emplace_back(static_cast<int32_t>(id),
+                     static_cast<float>(get_number(v, k, -100, 100, key)));
+  }
+  return out;
+}
+
+void read_response_format(const json& v) {
+  if (!v.is_object()) bad_type("response_format", "an object", v);
+  for (const auto& [k, _] : v.items())
+    if (k != "type")
+      throw ApiError(400, "Unrecognized request argument supplied: response_format." + k,
+                     "invalid_request_error", "response_format." + k, "unknown_parameter");
+  if (!v.contains("type") || !v["type"].is_string())
+    bad_value("response_format.type", "required property is missing.");
+  const std::string t = v["type"].get<std::string>();
+  if (t != "text")
+    throw ApiError(
+        400,
+        "Invalid 'response_format.type': only 'text' is supported by this server, got '" +
+            t.substr(0, 64) + "'.",
+        "invalid_request_error", "response_format.type", "unsupported_value");
 }
 
 }  // namespace
@@ -185,25 +251,21 @@ std::string error_body(const ApiError& e) {
   return json{{"error", err}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-json parse_json_object(const std::string& body) {
-  json o;
-  try {
-    o = json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw ApiError(400,
-                   std::string("We could not parse the JSON body of your request: ") + e.what(),
-                   "invalid_request_error", "", "invalid_json");
-  }
+json parse_json_object(const std::string& body, const JsonLimits& limits) {
+  const json o = parse_json_body(body, limits);
   if (!o.is_object())
     throw ApiError(400, std::string("The request body must be a JSON object, got ") + kind(o) + ".",
                    "invalid_request_error", "", "invalid_json");
   return o;
 }
 
-CompletionRequest parse_completion_request(const std::string& body, bool chat) {
-  const json o = parse_json_object(body);
+CompletionRequest parse_completion_request(const std::string& body, bool chat,
+                                           const JsonLimits& limits) {
+  const json o = parse_json_object(body, limits);
   CompletionRequest r;
   r.chat = chat;
+  // What each endpoint accepts; anything else is refused by name. The comments say how the
+  // fields OpenAI defines are treated when they are not honoured in full.
   static const std::set<std::string> common = {"model",
                                                "max_tokens",
                                                "temperature",
@@ -214,6 +276,7 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
                                                "stream",
                                                "stream_options",
                                                "stop",
+                                               "stop_token_ids",
                                                "presence_penalty",
                                                "frequency_penalty",
                                                "logit_bias",
@@ -224,12 +287,17 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
                                                "simple_hint"};
   static const std::set<std::string> completion_only = {"prompt", "echo", "best_of", "suffix"};
   static const std::set<std::string> chat_only = {
-      "messages",    "max_completion_tokens", "top_logprobs",       "tools",
-      "tool_choice", "response_format",       "parallel_tool_calls"};
+      "messages", "max_completion_tokens", "top_logprobs", "response_format",
+      // accepted only at their neutral value (no tools, nothing stored, no other modality):
+      "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call", "store",
+      "metadata", "modalities", "audio", "prediction", "reasoning_effort", "service_tier",
+      "web_search_options", "verbosity", "prompt_cache_key", "safety_identifier"};
   for (const auto& [k, _] : o.items())
     if (!common.count(k) && !(chat ? chat_only : completion_only).count(k))
-      throw ApiError(400, "Unrecognized request argument supplied: " + k, "invalid_request_error",
-                     k, "unknown_parameter");
+      throw ApiError(400, "Unrecognized request argument supplied: " + k.substr(0, 64),
+                     "invalid_request_error", k.substr(0, 64), "unknown_parameter");
+  bool chat_logprobs = false;
+  std::optional<int64_t> top_logprobs, best_of;
   for (const auto& [k, v] : o.items()) {
     if (v.is_null()) continue;  // null means "default" throughout the OpenAI API
     if (k == "model") {
@@ -240,7 +308,11 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
     } else if (k == "messages") {
       read_messages(v, r);
     } else if (k == "max_tokens" || k == "max_completion_tokens") {
-      r.max_tokens = static_cast<uint32_t>(get_int(o, k, 1, 1 << 24));
+      const auto n = static_cast<uint32_t>(get_int(o, k, 1, 1 << 24));
+      if (k == "max_completion_tokens" || r.max_tokens_param != "max_completion_tokens") {
+        r.max_tokens = n;  // the newer name wins when both are sent
+        r.max_tokens_param = k;
+      }
     } else if (k == "temperature") {
       r.temperature = static_cast<float>(get_number(o, k, 0, 2));
     } else if (k == "top_p") {
@@ -252,44 +324,82 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
     } else if (k == "seed") {
       r.seed = static_cast<uint64_t>(
           get_int(o, k, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
-    } else if (k == "n" || k == "best_of") {
-      get_int(o, k, 1, 128);
-      if (v.get<int64_t>() != 1)
-        throw ApiError(400, "Invalid '" + k + "': only 1 is supported, got " + v.dump() + ".",
-                       "invalid_request_error", k, "unsupported_value");
+    } else if (k == "n") {
+      r.n = static_cast<uint32_t>(get_int(o, k, 1, 128));
+    } else if (k == "best_of") {
+      best_of = get_int(o, k, 1, 128);
     } else if (k == "stream") {
       r.stream = get_bool(o, k);
     } else if (k == "stream_options") {
       if (!v.is_object()) bad_type(k, "an object", v);
       for (const auto& [sk, sv] : v.items()) {
         if (sk != "include_usage")
-          throw ApiError(400, "Unrecognized request argument supplied: stream_options." + sk,
-                         "invalid_request_error", "stream_options." + sk, "unknown_parameter");
-        r.include_usage = get_bool(v, sk);
+          throw ApiError(
+              400, "Unrecognized request argument supplied: stream_options." + sk.substr(0, 64),
+              "invalid_request_error", "stream_options." + sk.substr(0, 64), "unknown_parameter");
+        if (!sv.is_null()) r.include_usage = get_bool(v, sk);
       }
-    } else if (k == "ignore_eos" || k == "echo" || k == "logprobs") {
-      if (!v.is_boolean() && !(k == "logprobs" && !chat && v.is_number_integer()))
-        bad_type(k, k == "logprobs" && !chat ? "a boolean or an integer" : "a boolean", v);
-      if (k == "ignore_eos")
-        r.ignore_eos = v.get<bool>();
-      else
-        neutral_only(o, k);
+    } else if (k == "ignore_eos") {
+      r.ignore_eos = get_bool(o, k);
+    } else if (k == "echo") {
+      r.echo = get_bool(o, k);
+    } else if (k == "logprobs") {
+      if (chat) {
+        chat_logprobs = get_bool(o, k);
+      } else {
+        if (v.is_boolean()) bad_type(k, "an integer", v);
+        r.logprobs = static_cast<int32_t>(get_int(o, k, 0, 20));
+      }
+    } else if (k == "top_logprobs") {
+      top_logprobs = get_int(o, k, 0, 20);
     } else if (k == "priority") {
       r.priority = static_cast<int32_t>(get_int(o, k, -(1 << 30), 1 << 30));
     } else if (k == "simple_hint") {
       r.simple_hint = get_bool(o, k);
-    } else if (k == "user") {
+    } else if (k == "user" || k == "safety_identifier") {
+      // An end-user identifier for the operator's abuse tracking; it changes no output.
       if (!v.is_string()) bad_type(k, "a string", v);
-    } else if (k == "presence_penalty" || k == "frequency_penalty") {
-      get_number(o, k, -2, 2);
-      neutral_only(o, k);
+    } else if (k == "presence_penalty") {
+      r.presence_penalty = static_cast<float>(get_number(o, k, -2, 2));
+    } else if (k == "frequency_penalty") {
+      r.frequency_penalty = static_cast<float>(get_number(o, k, -2, 2));
+    } else if (k == "logit_bias") {
+      r.logit_bias = read_logit_bias(v);
     } else if (k == "stop") {
-      if (!v.is_string() && !v.is_array()) bad_type(k, "a string or an array", v);
-      neutral_only(o, k);
+      r.stop = read_stop(v);
+    } else if (k == "stop_token_ids") {
+      if (!v.is_array()) bad_type(k, "an array", v);
+      if (v.size() > 1024) bad_value(k, "at most 1024 token ids.");
+      r.stop_token_ids = token_ids(v, k);
+    } else if (k == "response_format") {
+      read_response_format(v);
+    } else if (k == "tool_choice") {
+      if (!(v.is_string() && v.get<std::string>() == "none"))
+        unsupported(k, ": no tools are available.");
+    } else if (k == "parallel_tool_calls") {
+      if (!v.is_boolean()) bad_type(k, "a boolean", v);  // no tools, so nothing runs in parallel
+    } else if (k == "service_tier") {
+      if (!(v.is_string() && (v.get<std::string>() == "auto" || v.get<std::string>() == "default")))
+        unsupported(k, ": only 'auto' and 'default' are.");
     } else {
-      neutral_only(o, k);  // logit_bias, suffix, top_logprobs, tools, ...
+      neutral_only(o, k);  // suffix, tools, functions, store, metadata, audio, ...
     }
   }
+  if (chat) {
+    if (top_logprobs && !chat_logprobs)
+      bad_value("top_logprobs", "'logprobs' must be true when 'top_logprobs' is set.");
+    if (chat_logprobs) r.logprobs = static_cast<int32_t>(top_logprobs.value_or(0));
+  }
+  if (best_of && *best_of != r.n)
+    throw ApiError(400,
+                   "Invalid 'best_of': only best_of equal to n (" + std::to_string(r.n) +
+                       ") is supported, got " + std::to_string(*best_of) + ".",
+                   "invalid_request_error", "best_of", "unsupported_value");
+  if (r.echo && r.logprobs >= 0)
+    throw ApiError(400,
+                   "'echo' together with 'logprobs' is not supported by this server: it would need "
+                   "the prompt's log-probabilities.",
+                   "invalid_request_error", "echo", "unsupported_parameter");
   if (chat && r.messages.empty()) bad_value("messages", "required property is missing.");
   if (!chat && !r.prompt_text && !r.prompt_ids)
     bad_value("prompt", "required property is missing.");

@@ -5,9 +5,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include "server/json_body.h"
 
 namespace sy::server {
 
@@ -21,21 +22,31 @@ struct CompletionRequest {
   std::optional<std::string> prompt_text;          // completions: text
   std::optional<std::vector<int32_t>> prompt_ids;  // completions: token ids
   std::vector<ChatMessage> messages;               // chat
-  std::optional<uint32_t> max_tokens;
+  std::optional<uint32_t> max_tokens;              // max_completion_tokens wins over max_tokens
+  std::string max_tokens_param;                    // the field it came from, for messages
   std::optional<float> temperature, top_p;
   std::optional<int32_t> top_k;  // extension (vLLM): -1 or 0 = no limit
   std::optional<uint64_t> seed;
+  uint32_t n = 1;  // choices, each its own engine request (seed + index)
   bool stream = false;
   bool include_usage = false;       // stream_options.include_usage
   bool ignore_eos = false;          // extension (vLLM): generate max_tokens tokens
   std::optional<int32_t> priority;  // extension (vLLM): larger runs first
   bool simple_hint = false;  // extension: the client says the request is simple (triage input)
+  std::vector<std::string> stop;        // up to 4 strings; the text ends before the first match
+  std::vector<int32_t> stop_token_ids;  // extension (vLLM): these tokens end the choice
+  int32_t logprobs = -1;  // -1: none; else alternatives per token (chat: top_logprobs)
+  bool echo = false;      // completions: the prompt text precedes the completion
+  float presence_penalty = 0, frequency_penalty = 0;
+  std::vector<std::pair<int32_t, float>> logit_bias;  // token id -> bias in [-100, 100]
 };
 
 // Throws ApiError.
-CompletionRequest parse_completion_request(const std::string& body, bool chat);
+CompletionRequest parse_completion_request(const std::string& body, bool chat,
+                                           const JsonLimits& limits = {});
 
-// The request body as a JSON object; ApiError(400, code invalid_json) when it is not one.
-nlohmann::json parse_json_object(const std::string& body);
+// The request body as a JSON object, parsed within `limits` (server/json_body.h);
+// ApiError(400, code invalid_json) when it is not one.
+nlohmann::json parse_json_object(const std::string& body, const JsonLimits& limits);
 
 }  // namespace sy::server

@@ -15,11 +15,13 @@ std::string dump(const json& j) {
 json head(const ResponseMeta& m, bool chunk) {
   const char* object =
       m.chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
-  return json{{"id", m.id},
-              {"object", object},
-              {"created", m.created},
-              {"model", m.model},
-              {"variant", m.variant}};
+  json j = {{"id", m.id},
+            {"object", object},
+            {"created", m.created},
+            {"model", m.model},
+            {"variant", m.variant}};
+  if (!m.system_fingerprint.empty()) j["system_fingerprint"] = m.system_fingerprint;
+  return j;
 }
 
 json usage(uint32_t prompt, uint32_t completion) {
@@ -32,64 +34,87 @@ std::string event(const json& j) {
   return "data: " + dump(j) + "\n\n";
 }
 
-json choice(const ResponseMeta& m, const std::string& text, const std::vector<int32_t>* tokens,
-            const char* finish, bool chunk) {
-  json c = {{"index", 0}};
+json bytes_of(const std::string& s) {
+  json b = json::array();
+  for (unsigned char c : s) b.push_back(c);
+  return b;
+}
+
+// Chat: {"content": [{token, logprob, bytes, top_logprobs}], "refusal": null}. Completions:
+// tokens, token_logprobs, top_logprobs (the alternatives and the sampled token), text_offset.
+json logprobs_json(const ResponseMeta& m, const std::vector<LogprobEntry>& lps) {
+  if (m.chat) {
+    json content = json::array();
+    for (const auto& e : lps) {
+      json top = json::array();
+      for (const auto& a : e.top)
+        top.push_back({{"token", a.token}, {"logprob", a.logprob}, {"bytes", bytes_of(a.bytes)}});
+      content.push_back({{"token", e.token},
+                         {"logprob", e.logprob},
+                         {"bytes", bytes_of(e.bytes)},
+                         {"top_logprobs", top}});
+    }
+    return {{"content", content}, {"refusal", nullptr}};
+  }
+  json tokens = json::array(), token_lps = json::array(), tops = json::array(),
+       offsets = json::array();
+  for (const auto& e : lps) {
+    tokens.push_back(e.token);
+    token_lps.push_back(e.logprob);
+    json top = json::object();
+    for (const auto& a : e.top) top[a.token] = a.logprob;
+    top[e.token] = e.logprob;
+    tops.push_back(top);
+    offsets.push_back(e.text_offset);
+  }
+  return {{"tokens", tokens},
+          {"token_logprobs", token_lps},
+          {"top_logprobs", tops},
+          {"text_offset", offsets}};
+}
+
+json choice(const ResponseMeta& m, const ChoicePart& p, bool chunk) {
+  json c = {{"index", p.index}};
   if (m.chat)
     c[chunk ? "delta" : "message"] =
-        chunk ? json{{"content", text}} : json{{"role", "assistant"}, {"content", text}};
+        chunk ? (p.finish_reason && p.text.empty() ? json::object() : json{{"content", p.text}})
+              : json{{"role", "assistant"}, {"content", p.text}};
   else
-    c["text"] = text;
-  c["logprobs"] = nullptr;
-  c["finish_reason"] = finish ? json(finish) : json(nullptr);
-  if (tokens) c["token_ids"] = *tokens;
+    c["text"] = p.text;
+  c["logprobs"] =
+      m.logprobs && !(chunk && p.logprobs.empty()) ? logprobs_json(m, p.logprobs) : json(nullptr);
+  c["finish_reason"] = p.finish_reason ? json(p.finish_reason) : json(nullptr);
+  if (!chunk || !p.finish_reason || !p.tokens.empty()) c["token_ids"] = p.tokens;
   return c;
 }
 
 }  // namespace
 
 const char* openai_finish_reason(engine::FinishReason r) {
-  switch (r) {
-    case engine::FinishReason::stop:
-      return "stop";
-    case engine::FinishReason::aborted:
-      return "abort";
-    default:
-      return "length";
-  }
+  return r == engine::FinishReason::stop ? "stop" : "length";
 }
 
-std::string completion_body(const ResponseMeta& m, const std::string& text,
-                            const std::vector<int32_t>& tokens, engine::FinishReason reason,
-                            uint32_t prompt_tokens) {
+std::string completion_body(const ResponseMeta& m, const std::vector<ChoicePart>& choices,
+                            uint32_t prompt_tokens, uint32_t completion_tokens) {
   json j = head(m, false);
-  j["choices"] = json::array({choice(m, text, &tokens, openai_finish_reason(reason), false)});
-  j["usage"] = usage(prompt_tokens, static_cast<uint32_t>(tokens.size()));
+  j["choices"] = json::array();
+  for (const auto& c : choices) j["choices"].push_back(choice(m, c, false));
+  j["usage"] = usage(prompt_tokens, completion_tokens);
   return dump(j);
 }
 
-std::string role_event(const ResponseMeta& m) {
+std::string role_event(const ResponseMeta& m, uint32_t index) {
   json j = head(m, true);
-  j["choices"] = json::array({{{"index", 0},
+  j["choices"] = json::array({{{"index", index},
                                {"delta", {{"role", "assistant"}, {"content", ""}}},
                                {"logprobs", nullptr},
                                {"finish_reason", nullptr}}});
   return event(j);
 }
 
-std::string token_event(const ResponseMeta& m, const std::string& text,
-                        const std::vector<int32_t>& tokens) {
+std::string chunk_event(const ResponseMeta& m, const ChoicePart& part) {
   json j = head(m, true);
-  j["choices"] = json::array({choice(m, text, &tokens, nullptr, true)});
-  return event(j);
-}
-
-std::string finish_event(const ResponseMeta& m, const std::string& text,
-                         engine::FinishReason reason) {
-  json j = head(m, true);
-  json c = choice(m, text, nullptr, openai_finish_reason(reason), true);
-  if (m.chat && text.empty()) c["delta"] = json::object();
-  j["choices"] = json::array({c});
+  j["choices"] = json::array({choice(m, part, true)});
   return event(j);
 }
 

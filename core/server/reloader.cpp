@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "config/toml_reader.h"
 #include "host/host_api.h"
 #include "host/log.h"
 #include "server/signals.h"
@@ -130,8 +131,9 @@ void Reloader::install(std::shared_ptr<Deployment> d, ReloadResult& res) {
   }
 }
 
-void Reloader::install_initial(const ServeConfig& cfg) {
+void Reloader::install_initial(const ServeConfig& cfg, std::string text) {
   std::lock_guard<std::mutex> rl(reload_mu_);
+  serving_text_ = std::move(text);
   ReloadResult res;
   res.trigger = "startup";
   install(build(cfg, nullptr, res), res);
@@ -149,9 +151,24 @@ ReloadResult Reloader::reload(const std::string& trigger) {
     stamp_ = stamp_of(path_);  // this version is handled, whichever trigger came first
   }
   try {
-    const ServeConfig cfg = load_serve_config(path_);
+    const std::string text = read_text_file(path_);
+    if (const auto cur = router_.current(); cur && text == serving_text_) {
+      // Nothing changed (a touch, a save without edits, a repeated SIGHUP): keep everything,
+      // the rollback state included.
+      res.ok = true;
+      res.changed = false;
+      res.generation = cur->generation;
+      for (const auto& e : cur->variants) res.kept.push_back(e.name);
+      logger()->info("reload ({}): {} is unchanged; generation {} keeps serving", trigger,
+                     path_.string(), res.generation);
+      std::lock_guard<std::mutex> lk(mu_);
+      last_ = res;
+      return res;
+    }
+    const ServeConfig cfg = parse_serve_config(text, path_.string());
     const auto old = router_.current();
     install(build(cfg, old.get(), res), res);
+    serving_text_ = text;
     res.ok = true;
     logger()->info("reload ({}): generation {}: loaded [{}], kept [{}], draining [{}]", trigger,
                    res.generation, fmt::join(res.loaded, ", "), fmt::join(res.kept, ", "),

@@ -3,6 +3,8 @@
 // idle (their plugins unload with the last Variant that holds them). A config that fails to
 // parse, load or validate changes nothing: the old variants keep serving and the error is
 // logged, counted and returned. Triggers: a change of the file (polled), SIGHUP, or a call.
+// A trigger that finds the file's content unchanged since the deployment in service was read
+// does nothing (no generation, no swap, a rollback stays in force).
 #pragma once
 
 #include <atomic>
@@ -24,6 +26,7 @@ struct ReloadResult {
   bool ok = false;
   std::string trigger;                             // startup, file, sighup, admin
   std::string error;                               // why it was refused (ok = false)
+  bool changed = true;  // false: the content was that of the deployment in service; no-op
   uint64_t generation = 0;                         // of the deployment serving afterwards
   std::vector<std::string> loaded, kept, retired;  // variant names
 };
@@ -32,8 +35,9 @@ class Reloader {
  public:
   Reloader(std::filesystem::path config_path, Router& router, ServeMetrics& metrics);
   ~Reloader();
-  // The first deployment; throws ConfigError or the load error.
-  void install_initial(const ServeConfig& cfg);
+  // The first deployment; throws ConfigError or the load error. `text`: the file's content it
+  // was parsed from (a later reload of the same content is a no-op).
+  void install_initial(const ServeConfig& cfg, std::string text = "");
   // Reads the config file again and swaps; never throws. Serialised with other reloads.
   ReloadResult reload(const std::string& trigger);
   // Polls the file every `poll_ms` (0: never) and SIGHUP when `sighup` is set, and retires
@@ -69,6 +73,7 @@ class Reloader {
   ReloadResult last_;
   uint64_t generation_ = 0;
   std::string stamp_;  // the config file's identity when last read (inode, size, mtime)
+  std::string serving_text_;  // the config text the deployment in service was built from
   std::condition_variable stop_cv_;
   bool stop_ = false;
   std::thread thread_;

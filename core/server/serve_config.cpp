@@ -14,18 +14,31 @@ ServeOptions read_serve(const std::string& origin, const toml::table& t) {
   r.read_string("host", o.host);
   r.read_int("port", o.port, 0, 65535);
   r.read_int("max_queue", o.max_queue, 1, 1 << 20);
-  float timeout = static_cast<float>(o.request_timeout_s);
-  r.read_float("request_timeout_s", timeout, 0.001, 86400 * 7);
-  o.request_timeout_s = timeout;
+  auto seconds = [&](const char* key, double& out, double lo = 0.01, double hi = 86400) {
+    float f = static_cast<float>(out);
+    r.read_float(key, f, lo, hi);
+    out = f;
+  };
+  seconds("request_timeout_s", o.request_timeout_s, 0.001, 86400 * 7);
   r.read_string("model_name", o.model_name);
   if (o.model_name.empty()) r.fail(*t.get("model_name"), "model_name", "must not be empty");
   r.read_string("baseline", o.baseline);
   r.read_int("http_threads", o.http_threads, 1, 4096);
   r.read_int("watch_ms", o.watch_ms, 0, 3600 * 1000);
+  r.read_int("max_connections", o.max_connections, 1, 1 << 20);
+  r.read_int("max_body_bytes", o.max_body_bytes, 1, int64_t(1) << 32);
+  r.read_int("max_header_bytes", o.max_header_bytes, 256, 1 << 20);
+  r.read_int("max_headers", o.max_headers, 1, 10000);
+  r.read_int("max_json_depth", o.max_json_depth, 2, 10000);
+  r.read_int("max_json_elements", o.max_json_elements, 16, 1 << 26);
+  seconds("header_timeout_s", o.header_timeout_s);
+  seconds("read_timeout_s", o.read_timeout_s);
+  seconds("idle_timeout_s", o.idle_timeout_s);
+  seconds("write_timeout_s", o.write_timeout_s);
+  r.read_int("max_tokens_limit", o.max_tokens_limit, 0, 1 << 24);
+  r.read_int("request_memory_mb", o.request_memory_mb, 1, 1 << 20);
   r.read_bool("gateway_metrics", o.gateway_metrics);
-  float drain = static_cast<float>(o.drain_timeout_s);
-  r.read_float("drain_timeout_s", drain, 0, 3600);
-  o.drain_timeout_s = drain;
+  seconds("drain_timeout_s", o.drain_timeout_s, 0, 3600);
   r.mark("kv_events");
   if (const toml::table* k = table_at(origin, t, "kv_events", "serve."))
     o.kv_events = read_kv_events(origin, *k);
@@ -97,6 +110,8 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& origi
   top.read_string("log_level", c.log_level);
   std::vector<std::filesystem::path> dirs;
   top.read_string_array("plugin_dirs", dirs);
+  std::string models_dir;
+  top.read_string("models_dir", models_dir);
   top.mark("serve");
   top.mark("variants");
   top.reject_unknown();  // top-level [model] etc. belong inside a variant here
@@ -111,6 +126,7 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& origi
   double total = 0;
   for (size_t i = 0; i < tables.size(); ++i) {
     total += weights[i];
+    if (tables[i].config.models_dir.empty()) tables[i].config.models_dir = models_dir;
     c.variants.push_back(ServeVariant{tables[i].name, weights[i], std::move(tables[i].config)});
   }
   if (total <= 0)
@@ -149,6 +165,7 @@ std::string fingerprint(const Config& c) {
   for (const auto& [key, val] : t.params) os << ';' << key << '=' << val;
   os << '\n';
   for (const auto& d : c.plugin_dirs) os << "dir=" << d.string() << '\n';
+  os << "models_dir=" << c.models_dir.string() << '\n';
   return os.str();
 }
 

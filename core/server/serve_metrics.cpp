@@ -146,7 +146,10 @@ void ServeMetrics::on_token(const std::string& variant, const engine::Request& r
 void ServeMetrics::on_finish(const std::string& variant, const Outcome& o) {
   const Labels l = labels(variant);
   Labels lr = l;
-  lr.emplace_back("finished_reason", openai_finish_reason(o.reason));  // stop, length, abort
+  // vLLM's label values: stop, length, abort (clients never see "abort": they get an error).
+  lr.emplace_back("finished_reason", o.reason == engine::FinishReason::aborted
+                                         ? "abort"
+                                         : openai_finish_reason(o.reason));
   reg_.inc(P + "request_success", lr);
   reg_.inc(P + "prompt_tokens", l, o.prompt_tokens);
   reg_.observe(P + "request_prompt_tokens", l, o.prompt_tokens);

@@ -1,7 +1,10 @@
 // `switchyard serve`: the HTTP server over the router, the hot-swap reloader and the metrics.
-// Endpoints: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health,
-// GET /metrics, POST /admin/reload, POST /admin/rollback, GET /admin/status, POST /tokenize,
-// POST /detokenize.
+// Endpoints: POST /v1/completions, POST /v1/chat/completions, GET /v1/models[/<id>],
+// POST /tokenize, POST /detokenize, GET /health, GET /metrics, POST /admin/reload,
+// POST /admin/rollback, GET /admin/status.
+// Access: API keys guard /v1/*, /tokenize and /detokenize, an admin key /admin/* (without one,
+// loopback clients only), an optional metrics key /metrics (server/access.h); /admin/* POSTs
+// take application/json only.
 #pragma once
 
 #include <atomic>
@@ -11,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "server/access.h"
 #include "server/completion_service.h"
 #include "server/kv_event_publisher.h"
 #include "server/reloader.h"
@@ -18,9 +22,11 @@
 #include "server/serve_metrics.h"
 #include "server/tokenize_service.h"
 
-namespace httplib {
-class Server;
-}
+namespace sy::server::http {
+class HttpServer;
+struct Request;
+struct Response;
+}  // namespace sy::server::http
 
 namespace sy::server {
 
@@ -29,6 +35,7 @@ struct ServerOverrides {
   std::optional<uint16_t> port;  // 0: any free port (tests, bench-serve)
   std::optional<uint32_t> watch_ms;
   bool sighup = false;  // reload on SIGHUP (the CLI installs the handler)
+  AccessKeys keys;      // none: every area open (admin to loopback clients only)
   // Load the variants in start(), after the port is bound, so /health answers 503 (loading)
   // meanwhile instead of refusing connections (the CLI; a load balancer sees a replica coming).
   bool defer_load = false;
@@ -68,10 +75,12 @@ class Server {
 
  private:
   void routes();
+  bool allowed(const http::Request& q, http::Response& r) const;
   enum class Readiness { loading, ready, draining };
   ServeOptions opts_;
   ServerOverrides over_;
-  std::optional<ServeConfig> deferred_;  // defer_load: what start() loads
+  std::optional<ServeConfig> deferred_;  // defer_load: what load() installs
+  std::string deferred_text_;            // and the file content it came from
   std::atomic<Readiness> readiness_{Readiness::loading};
   // Declared before the variants' owners: it outlives every cache that reports to it.
   std::unique_ptr<KvEventPublisher> kv_events_;
@@ -80,8 +89,7 @@ class Server {
   std::unique_ptr<Reloader> reloader_;
   std::unique_ptr<CompletionService> completions_;
   std::unique_ptr<TokenizeService> tokenize_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread listen_;
+  std::unique_ptr<http::HttpServer> http_;
   int port_ = -1;
   int64_t started_ns_ = 0;
 };

@@ -1,13 +1,13 @@
 #include "server/tokenize_service.h"
 
-#include <httplib.h>
-
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
+#include "server/http/message.h"
 #include "server/openai_request.h"
+#include "server/utf8.h"
 
 namespace sy::server {
 namespace {
@@ -19,8 +19,9 @@ using nlohmann::json;
   throw ApiError(400, "Invalid '" + param + "': " + what, "invalid_request_error", param, code);
 }
 
-json parse_object(const std::string& body, const std::set<std::string>& known) {
-  json o = parse_json_object(body);
+json parse_object(const std::string& body, const JsonLimits& limits,
+                  const std::set<std::string>& known) {
+  json o = parse_json_object(body, limits);
   for (const auto& [k, _] : o.items())
     if (!known.count(k))
       throw ApiError(400, "Unrecognized request argument supplied: " + k, "invalid_request_error",
@@ -37,7 +38,7 @@ bool flag(const json& o, const char* key, bool def) {
 
 // The variant that serves the request: the one `model` names, else the one its id routes to.
 std::shared_ptr<EngineRunner> pick(Router& router, const json& o, const std::string& model_name,
-                                   const httplib::Request& req) {
+                                   const http::Request& req) {
   std::string model;
   if (o.contains("model") && !o["model"].is_null()) {
     if (!o["model"].is_string()) bad("model", "expected a string.", "invalid_type");
@@ -58,18 +59,6 @@ std::shared_ptr<EngineRunner> pick(Router& router, const json& o, const std::str
   return route->primary;
 }
 
-bool valid_utf8(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-    i += n;
-  }
-  return true;
-}
-
 // llama.cpp's with_pieces: a token's text (control tokens shown), or its bytes when that text
 // is not UTF-8 on its own.
 json piece_of(const text::Tokenizer& tok, int32_t id) {
@@ -83,23 +72,24 @@ json piece_of(const text::Tokenizer& tok, int32_t id) {
   return bytes;
 }
 
-void reply(httplib::Response& res, const json& j) {
+void reply(http::Response& res, const json& j) {
   res.status = 200;
   res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
-void refuse(httplib::Response& res, const ApiError& e) {
+void refuse(http::Response& res, const ApiError& e) {
   res.status = e.status;
   res.set_content(error_body(e), "application/json");
 }
 
 }  // namespace
 
-void TokenizeService::tokenize(const httplib::Request& req, httplib::Response& res) {
+void TokenizeService::tokenize(const http::Request& req, http::Response& res) {
   try {
-    const json o = parse_object(req.body, {"content", "prompt", "messages", "add_special",
-                                           "add_special_tokens", "parse_special", "with_pieces",
-                                           "return_token_strs", "add_generation_prompt", "model"});
+    const json o = parse_object(
+        req.body, limits_,
+        {"content", "prompt", "messages", "add_special", "add_special_tokens", "parse_special",
+         "with_pieces", "return_token_strs", "add_generation_prompt", "model"});
     const int given =
         int(o.contains("content")) + int(o.contains("prompt")) + int(o.contains("messages"));
     if (given != 1)
@@ -119,7 +109,7 @@ void TokenizeService::tokenize(const httplib::Request& req, httplib::Response& r
       if (o.contains("parse_special"))
         bad("parse_special", "with 'messages' only the chat template's markup is parsed.");
       const CompletionRequest cr =
-          parse_completion_request(json{{"messages", o["messages"]}}.dump(), true);
+          parse_completion_request(json{{"messages", o["messages"]}}.dump(), true, limits_);
       ids = chat_prompt_ids(runner->variant(), tok, cr.messages, bos,
                             flag(o, "add_generation_prompt", true));
     } else {
@@ -149,9 +139,9 @@ void TokenizeService::tokenize(const httplib::Request& req, httplib::Response& r
   }
 }
 
-void TokenizeService::detokenize(const httplib::Request& req, httplib::Response& res) {
+void TokenizeService::detokenize(const http::Request& req, http::Response& res) {
   try {
-    const json o = parse_object(req.body, {"tokens", "model"});
+    const json o = parse_object(req.body, limits_, {"tokens", "model"});
     if (!o.contains("tokens")) bad("tokens", "required property is missing.");
     const json& t = o["tokens"];
     if (!t.is_array()) bad("tokens", "expected an array of token ids.", "invalid_type");

@@ -10,25 +10,27 @@
 
 #include <string>
 
+#include "server/json_body.h"
 #include "server/router.h"
-
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace sy::server {
 
+namespace http {
+struct Request;
+struct Response;
+}  // namespace http
+
 class TokenizeService {
  public:
-  TokenizeService(Router& router, std::string model_name)
-      : router_(router), model_name_(std::move(model_name)) {}
-  void tokenize(const httplib::Request& req, httplib::Response& res);
-  void detokenize(const httplib::Request& req, httplib::Response& res);
+  TokenizeService(Router& router, std::string model_name, JsonLimits limits = {})
+      : router_(router), model_name_(std::move(model_name)), limits_(limits) {}
+  void tokenize(const http::Request& req, http::Response& res);
+  void detokenize(const http::Request& req, http::Response& res);
 
  private:
   Router& router_;
   std::string model_name_;
+  JsonLimits limits_;
 };
 
 }  // namespace sy::server

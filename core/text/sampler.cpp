@@ -48,8 +48,51 @@ double Sampler::next_uniform() {  // xoshiro256**
   return double(result >> 11) * 0x1.0p-53;
 }
 
-int32_t Sampler::sample(const float* logits, int32_t n_vocab) {
+int32_t Sampler::sample(const float* logits, int32_t n_vocab, TokenLogprob* lp) {
   if (n_vocab <= 0) throw std::invalid_argument("Sampler::sample: n_vocab must be positive");
+  const bool penalties = params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
+  const float* x = logits;
+  if (!params_.logit_bias.empty() || (penalties && !counts_.empty())) {
+    adjusted_.assign(logits, logits + n_vocab);
+    for (const auto& [id, bias] : params_.logit_bias)
+      if (id >= 0 && id < n_vocab) adjusted_[id] += bias;
+    for (const auto& [id, count] : counts_)
+      if (id < n_vocab)
+        adjusted_[id] -= params_.frequency_penalty * float(count) + params_.presence_penalty;
+    x = adjusted_.data();
+  }
+  const int32_t token = pick(x, n_vocab);
+  if (lp && params_.logprobs >= 0) logprob_of(x, n_vocab, token, *lp);
+  if (penalties) ++counts_[token];
+  return token;
+}
+
+void Sampler::logprob_of(const float* x, int32_t n, int32_t token, TokenLogprob& out) {
+  float max = kNegInf;
+  for (int32_t i = 0; i < n; ++i) max = std::max(max, clean(x[i]));
+  double sum = 0;
+  if (!std::isinf(max))
+    for (int32_t i = 0; i < n; ++i) sum += std::exp(double(clean(x[i])) - double(max));
+  const double log_z = std::isinf(max) ? 0.0 : double(max) + std::log(sum);
+  auto lp = [&](int32_t i) {
+    const double v = double(clean(x[i])) - log_z;
+    return std::isfinite(v) ? float(std::max(v, -9999.0)) : -9999.0f;
+  };
+  out.token = token;
+  out.logprob = lp(token);
+  out.top.clear();
+  const int32_t k = std::min(params_.logprobs, n);
+  if (k <= 0) return;
+  order_.resize(n);
+  for (int32_t i = 0; i < n; ++i) order_[i] = i;
+  auto better = [&](int32_t a, int32_t b) {
+    return clean(x[a]) > clean(x[b]) || (clean(x[a]) == clean(x[b]) && a < b);
+  };
+  std::partial_sort(order_.begin(), order_.begin() + k, order_.end(), better);
+  for (int32_t i = 0; i < k; ++i) out.top.emplace_back(order_[i], lp(order_[i]));
+}
+
+int32_t Sampler::pick(const float* logits, int32_t n_vocab) {
   if (!(params_.temperature > 0.0f)) {  // greedy (also for a NaN temperature)
     int32_t best = 0;
     for (int32_t i = 1; i < n_vocab; ++i)

@@ -1,8 +1,12 @@
 // Token sampling: greedy, or temperature with top-k and top-p, from a per-request seeded RNG so
-// that a request's tokens do not depend on what it was batched with.
+// that a request's tokens do not depend on what it was batched with. Before either, OpenAI's
+// logit_bias and presence / frequency penalties adjust the logits; the sampled token's
+// log-probability (and the most likely alternatives) can be reported from the adjusted logits.
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace sy::text {
@@ -12,17 +16,31 @@ struct SamplingParams {
   int32_t top_k = 0;         // 0: no limit
   float top_p = 1.0f;        // 1: no nucleus cut
   uint64_t seed = 0;
+  // Over the tokens this sampler produced: logit -= frequency * count + presence * (count > 0).
+  float presence_penalty = 0.0f, frequency_penalty = 0.0f;
+  std::vector<std::pair<int32_t, float>> logit_bias;  // added to those tokens' logits
+  int32_t logprobs = -1;  // >= 0: report each sampled token's logprob and this many alternatives
+};
+
+// log softmax at temperature 1 of the adjusted logits; -9999 stands for an impossible token.
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;  // the `logprobs` most likely, best first
 };
 
 // Not thread-safe; one per request. The non-greedy path takes exactly one draw per sample().
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);
-  // Throws std::invalid_argument when n_vocab <= 0. NaN logits count as -inf.
-  int32_t sample(const float* logits, int32_t n_vocab);
+  // Throws std::invalid_argument when n_vocab <= 0. NaN logits count as -inf. `lp`, when given
+  // (and params().logprobs >= 0), receives the sampled token's log-probability.
+  int32_t sample(const float* logits, int32_t n_vocab, TokenLogprob* lp = nullptr);
   const SamplingParams& params() const { return params_; }
 
  private:
+  int32_t pick(const float* logits, int32_t n_vocab);
+  void logprob_of(const float* logits, int32_t n_vocab, int32_t token, TokenLogprob& out);
   double next_uniform();  // [0, 1), xoshiro256** seeded with splitmix64(seed)
   struct Candidate {
     float logit;
@@ -32,6 +50,9 @@ class Sampler {
   SamplingParams params_;
   uint64_t state_[4];
   std::vector<Candidate> scratch_;  // reused across calls
+  std::vector<float> adjusted_;     // logits after bias and penalties
+  std::vector<int32_t> order_;      // logprob alternatives
+  std::unordered_map<int32_t, uint32_t> counts_;  // tokens produced, for the penalties
 };
 
 }  // namespace sy::text

@@ -6,6 +6,23 @@
 
 #include "switchyard/abi/plugin.h"
 
+#ifndef SY_NOTE_OWNER
+// Headers before 1.3 (the frozen ABI fixtures) have no metadata note: the same fields as a
+// plain table, which the entry reads alike; the file then carries no note, as such plugins do.
+typedef struct sy_plugin_note {
+  uint32_t namesz, descsz, type;
+  char owner[12];
+  uint32_t format, kind, abi_version, capabilities_lo, capabilities_hi, reserved;
+  char name[64];
+  char version[32];
+  char description[128];
+} sy_plugin_note;
+#define SY_PLUGIN_NOTE(kind, name, version, capabilities, description)                \
+  static const sy_plugin_note sy_plugin_note_ = {                                     \
+      0, 0, 0,    "",      0,          (uint32_t)(kind), 0, (uint32_t)(capabilities), \
+      0, 0, name, version, description}
+#endif
+
 namespace sy::plugin {
 
 // Refuses a host of another major, or of a minor older than `min_minor` (the minor that brought
@@ -26,6 +43,15 @@ inline sy_status negotiate(uint32_t host_abi_version, sy_plugin_info* info, cons
   info->abi_version =
       SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, std::min<uint32_t>(minor, SY_ABI_VERSION_MINOR));
   return SY_OK;
+}
+
+// Fills the info fields the metadata note also states, from the note, so the two cannot differ.
+inline void describe_from_note(sy_plugin_info* info, const sy_plugin_note& note) {
+  info->kind = note.kind;
+  info->name = note.name;
+  info->version = note.version;
+  info->description = note.description;
+  info->capabilities = uint64_t(note.capabilities_lo) | (uint64_t(note.capabilities_hi) << 32);
 }
 
 }  // namespace sy::plugin

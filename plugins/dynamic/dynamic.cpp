@@ -112,19 +112,17 @@ sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
 const sy_scheduler_iface kIface = {
     sizeof(sy_scheduler_iface), 0, create, destroy, last_error, plan};
 
+SY_PLUGIN_NOTE(SY_PLUGIN_SCHEDULER, "dynamic", "0.1.0", SY_CAP_CHUNKED_PREFILL | SY_CAP_PREEMPTION,
+               "optimized: continuous batching, chunked prefill, adaptive budget and window, "
+               "prefix-aware, bounded preemption");
+
 }  // namespace
 
 extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const sy_host_api* host,
                                                sy_plugin_info* info) {
   if (const sy_status st = sy::plugin::negotiate(host_abi_version, info, "dynamic")) return st;
   g_host = host;
-  info->kind = SY_PLUGIN_SCHEDULER;
-  info->name = "dynamic";
-  info->version = "0.1.0";
-  info->description =
-      "optimized: continuous batching, chunked prefill, adaptive budget and window, "
-      "prefix-aware, bounded preemption";
-  info->capabilities = SY_CAP_CHUNKED_PREFILL | SY_CAP_PREEMPTION;
+  sy::plugin::describe_from_note(info, sy_plugin_note_);
   info->iface = &kIface;
   info->shutdown = nullptr;
   return SY_OK;

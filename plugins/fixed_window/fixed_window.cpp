@@ -107,17 +107,16 @@ sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
 
 const sy_scheduler_iface kIface = {sizeof(sy_scheduler_iface), 0, create, destroy, last_error, plan};
 
+SY_PLUGIN_NOTE(SY_PLUGIN_SCHEDULER, "fixed_window", "0.1.0", 0,
+               "original: fixed batch cap, fixed wait window, static batches");
+
 }  // namespace
 
 extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const sy_host_api* host,
                                                sy_plugin_info* info) {
   (void)host;
   if (const sy_status st = sy::plugin::negotiate(host_abi_version, info, "fixed_window")) return st;
-  info->kind = SY_PLUGIN_SCHEDULER;
-  info->name = "fixed_window";
-  info->version = "0.1.0";
-  info->description = "original: fixed batch cap, fixed wait window, static batches";
-  info->capabilities = 0;
+  sy::plugin::describe_from_note(info, sy_plugin_note_);
   info->iface = &kIface;
   info->shutdown = nullptr;
   return SY_OK;

@@ -98,6 +98,9 @@ sy_status route(sy_router_t h, const sy_route_request* q, sy_route_decision* d) 
 
 const sy_router_iface kIface = {sizeof(sy_router_iface), 0, create, destroy, last_error, route};
 
+SY_PLUGIN_NOTE(SY_PLUGIN_ROUTER, "triage_rules", "0.1.0", 0,
+               "rule-based triage: prompt and output length limits, client hint");
+
 }  // namespace
 
 extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const sy_host_api* host,
@@ -106,11 +109,7 @@ extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const 
   // Routers exist since 1.2: an older host has no slot for this plugin.
   if (const sy_status st = sy::plugin::negotiate(host_abi_version, info, "triage_rules", 2))
     return st;
-  info->kind = SY_PLUGIN_ROUTER;
-  info->name = "triage_rules";
-  info->version = "0.1.0";
-  info->description = "rule-based triage: prompt and output length limits, client hint";
-  info->capabilities = 0;
+  sy::plugin::describe_from_note(info, sy_plugin_note_);
   info->iface = &kIface;
   info->shutdown = nullptr;
   return SY_OK;

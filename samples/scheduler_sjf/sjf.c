@@ -127,6 +127,10 @@ static sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
 static const sy_scheduler_iface kIface = {
     sizeof(sy_scheduler_iface), 0, create, destroy, last_error, plan};
 
+/* What `switchyard plugins` lists and the host checks before loading the file (SDK 1.3). */
+SY_PLUGIN_NOTE(SY_PLUGIN_SCHEDULER, "sjf", "1.0.0", SY_CAP_CHUNKED_PREFILL,
+               "sample: shortest job first, non-preemptive, chunked prefill");
+
 SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const sy_host_api* host,
                                     sy_plugin_info* info) {
   const uint32_t host_minor = SY_VERSION_MINOR(host_abi_version);
@@ -139,11 +143,11 @@ SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version, const sy_host_api
   /* Negotiate down: the host's minor if it is older than the headers this was built with. */
   info->abi_version = SY_MAKE_VERSION(
       SY_ABI_VERSION_MAJOR, host_minor < SY_ABI_VERSION_MINOR ? host_minor : SY_ABI_VERSION_MINOR);
-  info->kind = SY_PLUGIN_SCHEDULER;
-  info->name = "sjf";
-  info->version = "1.0.0";
-  info->description = "sample: shortest job first, non-preemptive, chunked prefill";
-  info->capabilities = SY_CAP_CHUNKED_PREFILL;
+  info->kind = sy_plugin_note_.kind;
+  info->name = sy_plugin_note_.name;
+  info->version = sy_plugin_note_.version;
+  info->description = sy_plugin_note_.description;
+  info->capabilities = sy_plugin_note_.capabilities_lo;
   info->iface = &kIface;
   info->shutdown = NULL;
   return SY_OK;

@@ -53,6 +53,9 @@ grep -q "capabilities  chunked_prefill (0x100)" "$work/plugins.txt"
 step "run the engine with it"
 config() {  # config NAME SCHEDULER [EXTRA]
   cat >"$work/$1.toml" <<TOML
+plugin_dirs = ["$work/sjf", "$(dirname "$exe")/plugins"]
+models_dir = "$work"
+
 [model]
 path = "$work/tiny.gguf"
 generate = "dense-tiny"
@@ -70,8 +73,8 @@ max_tokens = 12
 TOML
 }
 config fw fixed_window 'wait_window_ms = 0'
-config sjf "$plugin"
-config sjf_isolated "$plugin" 'isolation = "process"'
+config sjf sjf
+config sjf_isolated sjf 'isolation = "process"'
 for name in fw sjf sjf_isolated; do
   "$exe" run --config "$work/$name.toml" >"$work/$name.out" 2>"$work/$name.err"
   cat "$work/$name.err"

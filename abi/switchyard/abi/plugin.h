@@ -54,6 +54,57 @@ typedef struct sy_plugin_info {
 typedef sy_status (*sy_plugin_entry_fn)(uint32_t host_abi_version, const sy_host_api* host,
                                         sy_plugin_info* info);
 
+/* ---- since 1.3 ---- */
+/* Plugin metadata the host reads from the file without loading it (loading runs the library's
+ * constructors and its entry: code). SY_PLUGIN_NOTE places it in an ELF note section,
+ * ".note.switchyard": owner "Switchyard", type SY_NOTE_PLUGIN, fixed-size fields (no pointers,
+ * so nothing needs relocating to read it). The host refuses a plugin whose note names another
+ * ABI major, a newer minor or another kind before loading it; a file without a note (built with
+ * an older SDK) is loaded as before. The note must agree with what the entry reports. */
+#define SY_NOTE_OWNER "Switchyard"
+#define SY_NOTE_PLUGIN 1u
+#define SY_NOTE_FORMAT 1u
+
+typedef struct sy_plugin_note {
+  uint32_t namesz;          /* sizeof(SY_NOTE_OWNER) */
+  uint32_t descsz;          /* sizeof(sy_plugin_note) - 24: the fields from `format` on */
+  uint32_t type;            /* SY_NOTE_PLUGIN */
+  char owner[12];           /* SY_NOTE_OWNER, NUL-padded to a multiple of 4 */
+  uint32_t format;          /* SY_NOTE_FORMAT */
+  uint32_t kind;            /* sy_plugin_kind */
+  uint32_t abi_version;     /* SY_ABI_VERSION of the headers it was built with */
+  uint32_t capabilities_lo; /* SY_CAP_* it advertises, low and high 32 bits */
+  uint32_t capabilities_hi;
+  uint32_t reserved;
+  char name[64];         /* NUL-terminated; the <name> of switchyard_<kind>_<name>.so */
+  char version[32];      /* the plugin's own version */
+  char description[128]; /* one line */
+} sy_plugin_note;
+
+/* Use once per plugin at file scope: SY_PLUGIN_NOTE(SY_PLUGIN_SCHEDULER, "sjf", "1.0.0", caps,
+ * "one line"); strings longer than their field fail to compile. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SY_PLUGIN_NOTE(kind, name, version, capabilities, description)   \
+  static const sy_plugin_note sy_plugin_note_                            \
+      __attribute__((section(".note.switchyard"), used, aligned(4))) = { \
+          sizeof(SY_NOTE_OWNER),                                         \
+          (uint32_t)(sizeof(sy_plugin_note) - 24),                       \
+          SY_NOTE_PLUGIN,                                                \
+          SY_NOTE_OWNER,                                                 \
+          SY_NOTE_FORMAT,                                                \
+          (uint32_t)(kind),                                              \
+          SY_ABI_VERSION,                                                \
+          (uint32_t)((uint64_t)(capabilities)&0xffffffffu),              \
+          (uint32_t)((uint64_t)(capabilities) >> 32),                    \
+          0u,                                                            \
+          name,                                                          \
+          version,                                                       \
+          description}
+#else
+#define SY_PLUGIN_NOTE(kind, name, version, capabilities, description) \
+  typedef int sy_plugin_note_unsupported_compiler_
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,31 @@
+# Fuzzing. The libFuzzer targets (tests/fuzz) need clang 15; scripts/fuzz.sh builds them into
+# build-fuzz and runs them over generated and reference seeds: about a minute for the GGUF reader
+# and tokenizer loader, less for the HTTP parser and the plugin-note reader. The inputs of past
+# findings (tests/fuzz/regressions/<target>) are also replayed in this build, without clang.
+set(SY_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+foreach(t gguf http_request plugin_note)
+  add_executable(fuzz_replay_${t} ${SY_FUZZ_DIR}/fuzz_${t}.cpp ${SY_FUZZ_DIR}/replay_main.cpp)
+endforeach()
+target_link_libraries(fuzz_replay_gguf PRIVATE switchyard_text)
+target_link_libraries(fuzz_replay_http_request PRIVATE switchyard_server)
+target_link_libraries(fuzz_replay_plugin_note PRIVATE switchyard_core)
+foreach(t gguf http_request plugin_note)
+  add_test(NAME fuzz_replay_${t} COMMAND fuzz_replay_${t} ${SY_FUZZ_DIR}/regressions/${t})
+  set_tests_properties(fuzz_replay_${t} PROPERTIES PASS_REGULAR_EXPRESSION "replayed [1-9][0-9]* inputs")
+endforeach()
+
+find_program(SY_CLANGXX15 clang++-15)
+if(SY_CLANGXX15)
+  set(SY_FUZZ_SECONDS_gguf 60)
+  set(SY_FUZZ_SECONDS_http_request 20)
+  set(SY_FUZZ_SECONDS_plugin_note 10)
+  foreach(t gguf http_request plugin_note)
+    add_test(NAME fuzz_${t} COMMAND ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh --seconds ${SY_FUZZ_SECONDS_${t}}
+      --target ${t} --switchyard $<TARGET_FILE:switchyard>)
+    set_tests_properties(fuzz_${t} PROPERTIES TIMEOUT 1200
+      PASS_REGULAR_EXPRESSION "fuzz ${t}: [0-9]+ executions in [0-9]+ s, .*no crash, no hang")
+  endforeach()
+  add_dependencies(fuzz_replay_plugin_note switchyard_scheduler_note_major)
+else()
+  message(STATUS "clang++-15 not found: the fuzz_* tests are not registered (scripts/install-deps.sh)")
+endif()
