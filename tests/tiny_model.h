@@ -12,13 +12,13 @@
 #include <unistd.h>
 #include <vector>
 
+#include "engine/engine.h"
 #include "gguf/gguf.h"
 #include "host/backend.h"
 #include "host/plugin_host.h"
+#include "host/scheduler.h"
 #include "model/generator.h"
 #include "model/kv_cache.h"
-#include "engine/engine.h"
-#include "host/scheduler.h"
 #include "model/model.h"
 
 namespace sy::test {
@@ -65,12 +65,14 @@ struct Loaded {
   std::unique_ptr<sy::Backend> backend;
   std::unique_ptr<sy::model::Model> model;
   std::unique_ptr<sy::model::KvCache> cache;
-  Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64) {
+  Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64,
+         uint32_t kv_dtype = SY_DTYPE_F32) {
     file = sy::gguf::File::open(p);
-    backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
+    backend =
+        std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
     model = sy::model::load_model(*file, *backend);
-    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers, model->info().kv_row_width, 16,
-                                                 blocks);
+    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,
+                                                 model->info().kv_row_width, 16, blocks, kv_dtype);
   }
   // All-position logits of one sequence, prefilled in one pass.
   std::vector<float> prefill(const std::vector<int32_t>& toks) {
@@ -78,6 +80,22 @@ struct Loaded {
     EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
     sy::model::SeqInput in{toks.data(), uint32_t(toks.size()), 0, &blocks, true};
     auto out = model->forward({in}, *cache, true);
+    cache->pool().release(blocks);
+    return out;
+  }
+  // All-position logits of one sequence through the cache: n_prefill tokens in one pass, then
+  // one at a time (the decode path: M = 1 matmuls).
+  std::vector<float> prefill_then_decode(const std::vector<int32_t>& toks, uint32_t n_prefill) {
+    std::vector<int32_t> blocks;
+    EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
+    sy::model::SeqInput first{toks.data(), n_prefill, 0, &blocks, true};
+    auto step = model->forward({first}, *cache, true);
+    std::vector<float> out(step.begin(), step.end());
+    for (uint32_t p = n_prefill; p < toks.size(); ++p) {
+      sy::model::SeqInput d{&toks[p], 1, p, &blocks, true};
+      step = model->forward({d}, *cache);
+      out.insert(out.end(), step.begin(), step.end());
+    }
     cache->pool().release(blocks);
     return out;
   }

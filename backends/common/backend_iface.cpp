@@ -112,7 +112,7 @@ sy_status device_info(sy_backend_t handle, sy_device_info* out) {
     if (size < 2 * sizeof(uint32_t))
       fail(SY_ERR_INVALID_ARG, "device_info: out has struct_size %u, expected at least %zu", size,
            2 * sizeof(uint32_t));
-    sy_device_info d = cpu_device_info(be.desc->weight_dtypes);
+    sy_device_info d = cpu_device_info(be.desc->weight_dtypes, be.desc->kv_dtypes);
     // Only what the caller's struct covers; its struct_size stays the caller's.
     std::memcpy((char*)out + sizeof(uint32_t), (const char*)&d + sizeof(uint32_t),
                 std::min<size_t>(size, sizeof d) - sizeof(uint32_t));

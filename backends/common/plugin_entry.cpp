@@ -75,17 +75,21 @@ const std::string* find_param(const Params& params, const char* key) {
   return found;
 }
 
-int positive_int_param(const Params& params, const char* key, int fallback, int max) {
+int int_param(const Params& params, const char* key, int fallback, int min, int max) {
   const std::string* v = find_param(params, key);
   if (!v) return fallback;
   errno = 0;
   char* end = nullptr;
   const long n = std::strtol(v->c_str(), &end, 10);
-  if (v->empty() || *end != '\0' || errno != 0 || n < 1 || n > max)
+  if (v->empty() || *end != '\0' || errno != 0 || n < min || n > max)
     throw PluginError(SY_ERR_INVALID_ARG, "create: param " + std::string(key) + "='" + *v +
-                                              "' must be an integer in [1, " + std::to_string(max) +
-                                              "]");
+                                              "' must be an integer in [" + std::to_string(min) +
+                                              ", " + std::to_string(max) + "]");
   return (int)n;
+}
+
+int positive_int_param(const Params& params, const char* key, int fallback, int max) {
+  return int_param(params, key, fallback, 1, max);
 }
 
 Backend::~Backend() {
@@ -144,6 +148,13 @@ sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
       entry_error(info, msg);
       return SY_ERR_VERSION;
     }
+    if (desc.load_check)
+      if (const char* why = desc.load_check()) {
+        char msg[512];
+        std::snprintf(msg, sizeof msg, "%s: %s", desc.name, why);
+        entry_error(info, msg);
+        return SY_ERR_UNAVAILABLE;
+      }
     g_host.store(host);
     g_name.store(desc.name);
     const uint32_t minor =

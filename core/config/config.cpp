@@ -2,7 +2,9 @@
 
 #include <toml++/toml.h>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 #include "config/toml_reader.h"
 #include "switchyard/common/file_type.h"
@@ -102,7 +104,10 @@ Config parse_config(const toml::table& root, const std::string& origin) {
       throw ConfigError(origin + ":1:1: " + key + ": required table [" + key + "] is missing");
     TableReader r(origin, *t, std::string(key) + ".");
     r.read_string("plugin", choice->plugin, true);
-    if (choice == &c.scheduler) read_isolation(r, *t, choice->isolation);
+    if (choice == &c.scheduler)
+      read_choice(r, *t, "isolation",
+                  {std::pair{"in_process", Isolation::in_process}, {"process", Isolation::process}},
+                  choice->isolation);
     if (choice == &c.backend) {
       r.read_string("fallback", choice->fallback);
       r.read_bool("require_device", choice->require_device);
@@ -120,6 +125,10 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_bool("overlap", c.engine.overlap);
     read_one_of(r, *t, "state_cache", {"all", "last", "none"}, c.engine.state_cache);
     r.read_int("state_cache_slots", c.engine.state_cache_slots, 0, 1 << 20);
+    // "f16": half the KV memory and bandwidth; "f32" stays the exact default.
+    std::string kv = "f32";
+    read_one_of(r, *t, "kv_dtype", {"f32", "f16"}, kv);
+    c.engine.kv_dtype = kv == "f16" ? SY_DTYPE_F16 : SY_DTYPE_F32;
     r.reject_unknown();
   }
   if (auto* t = table_at(origin, root, "sampling")) {
