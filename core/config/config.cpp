@@ -105,9 +105,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     TableReader r(origin, *t, std::string(key) + ".");
     r.read_string("plugin", choice->plugin, true);
     if (choice == &c.scheduler)
-      read_choice(r, *t, "isolation",
-                  {std::pair{"in_process", Isolation::in_process}, {"process", Isolation::process}},
-                  choice->isolation);
+      read_isolation(r, *t, choice->isolation);
     if (choice == &c.backend) {
       r.read_string("fallback", choice->fallback);
       r.read_bool("require_device", choice->require_device);
