@@ -27,12 +27,15 @@ void pin_openmp_runtime() {
   (void)pinned;
 }
 
+// The metadata note's description; the entry's adds the kernel path chosen at load.
+#define SY_ONEDNN_DESCRIPTION "CPU backend: oneDNN GEMM, dispatched GEMV and attention kernels"
+
 CpuPath g_path = CpuPath::scalar;
-char g_description[192] = "CPU backend: oneDNN GEMM, dispatched GEMV and attention kernels";
+char g_description[192] = SY_ONEDNN_DESCRIPTION;
 
 // Runs at every entry: picks the kernel path from cpuid or SWITCHYARD_CPU_KERNELS and names it
-// in the description (`switchyard plugins` shows it); refuses the plugin when the variable asks
-// for a path this CPU lacks, or the CPU lacks the AVX2 set the element-wise ops need.
+// in the description (`switchyard plugins --load` shows it); refuses the plugin when the variable
+// asks for a path this CPU lacks, or the CPU lacks the AVX2 set the element-wise ops need.
 const char* load_check() {
   static std::string error;
   const char* forced = std::getenv(sy::cpu_onednn::kCpuPathEnv);
@@ -41,8 +44,7 @@ const char* load_check() {
     error = "cpu_onednn needs AVX2, FMA and F16C for its element-wise ops; use cpu_ref";
     return error.c_str();
   }
-  std::snprintf(g_description, sizeof g_description,
-                "CPU backend: oneDNN GEMM, %s GEMV and attention kernels (%s%s)",
+  std::snprintf(g_description, sizeof g_description, SY_ONEDNN_DESCRIPTION "; %s kernels (%s%s)",
                 sy::cpu_onednn::path_name(g_path), forced && *forced ? "forced by " : "from cpuid",
                 forced && *forced ? sy::cpu_onednn::kCpuPathEnv : "");
   return nullptr;
@@ -64,7 +66,7 @@ std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
 const char* const kKnownParams[] = {"threads", "gemv_max_m", nullptr};
 
 SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, "cpu_onednn", "0.1.0", SY_CAP_ZERO_COPY_HOST,
-               "CPU backend: oneDNN GEMM, dispatched GEMV and attention kernels");
+               SY_ONEDNN_DESCRIPTION);
 
 const sy::plugin::PluginDesc kDesc = {
     sy_plugin_note_.name,
