@@ -364,9 +364,7 @@ TEST(ServerSwap, ShadowCopiesStopWhereTheirPrimaryStops) {
 
 // The client goes away mid-stream: its shadow copy is cancelled with it and frees its blocks.
 TEST(ServerSwap, ShadowIsCancelledWithItsPrimary) {
-  const auto model = server_dir() / "dense-small.gguf";
-  if (!fs::exists(model))
-    sy::model::write_random_llama(sy::model::preset_shape("dense-small"), "f32", 5, model);
+  const auto model = stepping_model();
   const std::string cfg =
       plugin_dirs_line() +
       "[serve]\nmodel_name = \"tiny\"\nshadow = { variant = \"s\", fraction = 1.0 }\n" +

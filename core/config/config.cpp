@@ -13,8 +13,7 @@
 namespace sy {
 namespace {
 
-// [scheduler] isolation = "in_process" | "process".
-// A string key that must be one of `allowed` (the first is the default, left as is).
+// A string key that must be one of `allowed`; absent leaves `out` as it is.
 void read_one_of(TableReader& r, const toml::table& t, const char* key,
                  std::initializer_list<const char*> allowed, std::string& out) {
   r.read_string(key, out);
@@ -28,6 +27,7 @@ void read_one_of(TableReader& r, const toml::table& t, const char* key,
   r.fail(*n, key, "must be one of " + list + ", got '" + out + "'");
 }
 
+// [scheduler] isolation = "in_process" | "process".
 void read_isolation(TableReader& r, const toml::table& t, Isolation& out) {
   std::string v = "in_process";
   read_one_of(r, t, "isolation", {"in_process", "process"}, v);
@@ -104,8 +104,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
       throw ConfigError(origin + ":1:1: " + key + ": required table [" + key + "] is missing");
     TableReader r(origin, *t, std::string(key) + ".");
     r.read_string("plugin", choice->plugin, true);
-    if (choice == &c.scheduler)
-      read_isolation(r, *t, choice->isolation);
+    if (choice == &c.scheduler) read_isolation(r, *t, choice->isolation);
     if (choice == &c.backend) {
       r.read_string("fallback", choice->fallback);
       r.read_bool("require_device", choice->require_device);
