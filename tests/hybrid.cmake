@@ -24,7 +24,10 @@ add_dependencies(test_hybrid_model switchyard_backend_cpu_ref switchyard_backend
 switchyard_add_test(test_hybrid_engine SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hybrid_engine.cpp
   LIBS switchyard_core)
 add_dependencies(test_hybrid_engine switchyard_backend_cpu_ref switchyard_backend_cpu_onednn
-  switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_scheduler_state_view_probe)
+  switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_scheduler_state_view_probe
+  switchyard-plugin-runner)
+target_compile_definitions(test_hybrid_engine PRIVATE
+  SWITCHYARD_RUNNER="$<TARGET_FILE:switchyard-plugin-runner>")
 switchyard_add_test(test_hybrid_gguf SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hybrid_gguf.cpp
   LIBS switchyard_core)
 
@@ -37,3 +40,9 @@ add_test(NAME cli_bench_hybrid COMMAND $<TARGET_FILE:switchyard> bench-hybrid --
   --hybrid hybrid-small --lengths 16,48 --decode-tokens 2 --models-dir ${CMAKE_BINARY_DIR}/cli-models)
 set_tests_properties(cli_bench_hybrid PROPERTIES
   PASS_REGULAR_EXPRESSION "hybrid-small +4 .*prompt +48: hybrid/dense prefill speed.*expert activations of hybrid-small")
+
+# Prefix caching on hybrid models: state snapshots at KV-block boundaries.
+switchyard_add_test(test_hybrid_prefix_cache
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hybrid_prefix_cache.cpp LIBS switchyard_core)
+add_dependencies(test_hybrid_prefix_cache switchyard_backend_cpu_ref switchyard_scheduler_dynamic
+  switchyard_scheduler_fixed_window)

@@ -24,6 +24,9 @@ const sy::plugin::PluginDesc kDesc = {
     kKnownParams,
     &make,
     /*hybrid_ops=*/true,
+    /*device_memory=*/false,
+    /*load_check=*/nullptr,
+    /*kv_dtypes=*/(1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16),
 };
 
 }  // namespace

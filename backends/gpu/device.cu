@@ -110,6 +110,7 @@ sy_device_info GpuBackend::info() const {
   copy_text(d.name, sizeof d.name, name_);
   copy_text(d.vendor, sizeof d.vendor, SY_GPU_VENDOR);
   d.weight_dtypes = kWeightDtypes;
+  d.kv_dtypes = kKvDtypes;
   if (available_) {
     (void)cudaSetDevice(device_);  // device_info is not gated: this thread may be on another
     size_t free_bytes = 0, total_bytes = 0;

@@ -181,11 +181,17 @@ const char* const kKnownParams[] = {"device", nullptr};
 SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, SY_GPU_PLUGIN_NAME, "0.1.0", SY_CAP_ASYNC, SY_GPU_DESCRIPTION);
 
 extern const sy::plugin::PluginDesc kDesc = {
-    sy_plugin_note_.name,   sy_plugin_note_.version, sy_plugin_note_.description,
+    sy_plugin_note_.name,
+    sy_plugin_note_.version,
+    sy_plugin_note_.description,
     sy_plugin_note_.capabilities_lo,
-    sy::gpu::kWeightDtypes, kKnownParams, &sy::gpu::make_backend,
+    sy::gpu::kWeightDtypes,
+    kKnownParams,
+    &sy::gpu::make_backend,
     /*hybrid_ops=*/true,
     /*device_memory=*/true,
+    /*load_check=*/nullptr,
+    /*kv_dtypes=*/sy::gpu::kKvDtypes,
 };
 
 sy_status create_thunk(const sy_param* params, size_t n_params, sy_backend_t* out) {

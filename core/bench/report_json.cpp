@@ -140,10 +140,20 @@ void engine(JsonWriter& j, const EngineMetrics& e, const RunLog& log) {
   j.field("state_bytes_per_seq", m.state_bytes_per_seq)
       .field("kv_allocated_bytes", m.kv_allocated_bytes);
   j.field("peak_kv_blocks", m.peak_kv_blocks).field("peak_bytes", m.peak_bytes);
+  j.field("state_snapshot_slots", m.state_snapshot_slots)
+      .field("peak_state_snapshots", m.peak_snapshots);
   j.key("peak_bytes_by_path").begin_object();
   for (const auto& [p, b] : m.peak_by_path)
     j.field(p == 0 ? "full" : p == 1 ? "light" : std::to_string(p), b);
   j.end_object().end_object();
+  j.key("cost_model").begin_object().field("mean_relative_error", e.cost_fit_error);
+  j.key("by_step_tokens").begin_array();
+  for (const auto& b : e.cost_fit) {
+    j.begin_object().field("min_tokens", b.min_tokens).field("max_tokens", b.max_tokens);
+    j.field("steps", b.steps).field("predicted_ms", b.predicted_ms);
+    j.field("measured_ms", b.measured_ms).end_object();
+  }
+  j.end_array().end_object();
   j.key("compute_per_request").begin_object().field("flops_estimate", e.flops_per_request);
   summary(j, "busy_ms", e.cost_ms);
   j.end_object();
@@ -233,14 +243,25 @@ std::string report_json(const BenchReport& r) {
       j.key("engine").null();  // only an in-process run sees the engine
     else
       engine(j, v.engine, v.log);
+    j.key("knee");
+    if (!v.knee.found) {
+      j.null();
+    } else {
+      j.begin_object().field("rate", v.knee.rate).field("request_throughput", v.knee.throughput);
+      j.field("ttft_ms", v.knee.ttft_ms).end_object();
+    }
     j.key("sweep").begin_array();
     for (const auto& p : v.sweep) {
       j.begin_object().field("rate", p.rate).field("utilization", p.utilization);
+      j.field("requests", p.requests).field("meets_slo", p.meets_slo);
+      j.field("ttft_ms_at_percentile", p.ttft_ms).field("tpot_ms_at_percentile", p.tpot_ms);
       j.field("request_throughput", p.serving.request_throughput);
       j.field("output_throughput", p.serving.output_throughput);
       j.field("completed", p.serving.completed).field("failed", p.serving.failed);
       j.field("ttft_p90_ms", p.serving.ttft_ms.n ? p.serving.ttft_ms.p90 : NAN);
       j.field("e2el_p90_ms", p.serving.e2el_ms.n ? p.serving.e2el_ms.p90 : NAN);
+      j.field("batch_size_mean", p.batch_mean).field("preemptions", p.preemptions);
+      j.field("prefix_cache_hit_rate", p.prefix_hit_rate < 0 ? NAN : p.prefix_hit_rate);
       j.field("slo_latency_ms", p.slo_latency_s * 1e3).end_object();
     }
     j.end_array();

@@ -65,8 +65,9 @@ int cmd_bench(int argc, char** argv) {
         "       switchyard bench --endpoint URL [--replicas N] [--variant NAME] [--config ...]\n"
         "replays the config's workload against each of its variants in turn and writes\n"
         "DIR/report.json, DIR/report.md and DIR/*.svg (DIR defaults to bench-out)\n"
-        "without --config an embedded default compares dense/original, hybrid/original and\n"
-        "hybrid/optimized on small generated models\n"
+        "without --config an embedded default compares the original and the optimized\n"
+        "scheduler on a memory-bound dense/hybrid pair (dense-20m, hybrid-20m), sweeping the\n"
+        "offered load past saturation and reporting each variant's knee\n"
         "--endpoint: fit the capacity model on one in-process variant (--variant, default the\n"
         "first), then drive the cluster frontend at URL (N replicas behind it) and compare;\n"
         "DIR/cluster.md and DIR/cluster.json keep one row per replica count measured\n");

@@ -13,11 +13,13 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/model_costs.h"
 #include "gguf/gguf.h"
 #include "host/backend.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
 #include "model/generator.h"
+#include "model/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 #include "model/kv_cache.h"
 #include "model/model.h"
 
@@ -27,32 +29,6 @@ namespace {
 using model::ModelShape;
 
 constexpr uint32_t kBatch = 4;  // sequences of the batched decode run
-
-// ---- computed costs, from the shape ----
-
-uint32_t n_attn_layers(const ModelShape& s) {
-  uint32_t n = 0;
-  for (uint32_t l = 0; l < s.n_layer; ++l) n += s.is_attention_layer(l);
-  return n;
-}
-uint64_t kv_bytes_per_token(const ModelShape& s) {  // K and V rows of every attention layer
-  return uint64_t(n_attn_layers(s)) * 2 * (s.n_embd / s.n_head) * s.n_head_kv * 4;
-}
-// FLOPs of one token at position `pos` (it attends to pos + 1 keys): 2 per multiply-add of
-// every active matrix (the embedding is a lookup; a tied output counts once), attention
-// 4 * n_embd per key and layer (scores and the weighted sum), the scan ~6 per (channel, state)
-// plus the conv, per recurrent layer. Norms and element-wise ops are left out (under 1%).
-double flops_per_token(const ModelShape& s, uint64_t pos, bool with_output) {
-  const double VE = double(s.n_vocab) * s.n_embd;
-  // Multiply-adds of the active matrices: not the lookup table, but the output (the table
-  // itself when tied); prefill computes logits only for its last token.
-  double macs = double(model::count_active_params(s)) - VE + (s.tied_output ? VE : 0.0);
-  if (!with_output) macs -= VE;
-  const double attn = 4.0 * s.n_embd * double(pos + 1) * n_attn_layers(s);
-  const double ssm = double(s.n_layer - n_attn_layers(s)) * s.d_inner() *
-                     (6.0 * s.ssm_d_state + 2.0 * s.ssm_d_conv);
-  return 2.0 * macs + attn + ssm;
-}
 
 uint32_t n_moe_layers(const ModelShape& s) {
   uint32_t n = 0;
@@ -169,7 +145,8 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
   d.tps = tokens / ((now_ns() - t0) / 1e9);
   for (uint32_t i = 0; i < steps; ++i) d.flops += flops_per_token(m.shape, len + i, true) / steps;
   const auto& info = m.model->info();
-  const double kv = double(kv_bytes_per_token(m.shape)) * (len + steps / 2.0),
+  const double kv = double(kv_bytes_per_token(m.shape, model::kv_elem_bytes(m.cache->dtype()))) *
+                    (len + steps / 2.0),
                st = 2.0 * info.state_bytes_per_seq;
   double expert_bytes = 0;
   for (const auto& t : m.file->tensors())
@@ -194,7 +171,7 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
 int cmd_bench_hybrid(int argc, char** argv) {
   Args a(argc, argv, 2,
          {"backend", "dense", "hybrid", "dtype", "lengths", "decode-tokens", "chunk", "models-dir",
-          "threads", "repeat"},
+          "threads", "repeat", "kv-dtype"},
          {"help"});
   if (a.has("help")) {
     std::printf(
@@ -202,10 +179,13 @@ int cmd_bench_hybrid(int argc, char** argv) {
         "                               [--backend cpu_onednn] [--lengths 128,1024,8192] "
         "[--decode-tokens 32]\n"
         "                               [--chunk 2048] [--models-dir models] [--threads N] "
-        "[--repeat 3]\n");
+        "[--repeat 3]\n"
+        "                               [--kv-dtype f32|f16]\n");
     return 0;
   }
   const std::string dtype = a.str("dtype", "f32");
+  model::detail::file_type(dtype);  // refuses a name mkmodel does not know, before any work
+  const uint32_t kv_dtype = model::kv_dtype_from_name(a.str("kv-dtype", "f32"));
   const uint32_t decode = static_cast<uint32_t>(a.integer("decode-tokens", 32));
   const uint32_t chunk = static_cast<uint32_t>(a.integer("chunk", 2048));
   std::vector<uint32_t> lengths;
@@ -243,12 +223,12 @@ int cmd_bench_hybrid(int argc, char** argv) {
     const uint32_t blocks =
         std::max((max_len + bs - 1) / bs, kBatch * ((lengths.front() + decode + bs - 1) / bs));
     m.cache = std::make_unique<model::KvCache>(*m.backend, m.model->info().n_attn_layers,
-                                               m.model->info().kv_row_width, bs, blocks);
+                                               m.model->info().kv_row_width, bs, blocks, kv_dtype);
     measure_decode(m, 1, 64, 2, chunk);  // warm-up: primitives, pages
   }
 
-  std::printf("backend %s, %s weights, prefill in chunks of %u tokens\n\n", plugin->name().c_str(),
-              dtype.c_str(), chunk);
+  std::printf("backend %s, %s weights, %s KV cache, prefill in chunks of %u tokens\n\n",
+              plugin->name().c_str(), dtype.c_str(), a.str("kv-dtype", "f32").c_str(), chunk);
   std::printf("%-20s %-6s %9s %9s %8s %6s %7s %12s %12s %10s\n", "model", "arch", "params",
               "active", "weights", "layers", "attn", "KV B/token", "state B/seq", "experts");
   for (auto& m : models) {
@@ -259,7 +239,7 @@ int cmd_bench_hybrid(int argc, char** argv) {
     std::printf("%-20s %-6s %8.2fM %8.2fM %6.1fMB %6u %7u %12llu %12llu %10s\n", m.name.c_str(),
                 info.arch.c_str(), info.n_params / 1e6, info.n_active_params / 1e6,
                 info.weight_bytes / 1e6, info.n_layer, info.n_attn_layers,
-                (unsigned long long)kv_bytes_per_token(m.shape),
+                (unsigned long long)kv_bytes_per_token(m.shape, model::kv_elem_bytes(kv_dtype)),
                 (unsigned long long)info.state_bytes_per_seq, experts);
   }
 

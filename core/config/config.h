@@ -49,6 +49,11 @@ struct EngineConfig {
   uint32_t max_context = 0;       // 0: the model's context length
   bool prefix_caching = false;    // share KV blocks of equal prompt prefixes
   bool overlap = false;           // plan and prepare step N+1 while step N computes
+  // Hybrid prefix caching: recurrent-state snapshots at KV-block boundaries ("all"), only the
+  // prompt's last ("last") or none ("none": prefix caching off for models with recurrent layers).
+  std::string state_cache = "all";
+  uint32_t state_cache_slots = 0;  // snapshot budget in state slots; 0: 4 per max_seqs
+  uint32_t kv_dtype = SY_DTYPE_F32;  // KV cache element type: SY_DTYPE_F32 or SY_DTYPE_F16
 };
 
 struct SamplingDefaults {

@@ -255,7 +255,11 @@ class ProcessScheduler : public SchedulerImpl {
           logger()->log(level, "{}", r.str());
         } else if (out.type == wire::kCounter) {
           const std::string name = r.str();
-          host_counter_add(name, r.get<double>());
+          const double delta = r.get<double>();
+          if (view)  // the planning engine's counters
+            host_counter_add_to(view->host_ctx, name, delta);
+          else
+            host_counter_add(name, delta);
         } else if (out.type == wire::kEstimate && view && view->estimate_step_ns) {
           const sy_step_shape shape = wire::get_shape(r);
           wire::Writer w;

@@ -8,11 +8,13 @@
 #include "host/log.h"
 #include "model/arch.h"
 #include "model/decoder_ops.h"
+#include "model/ssm_calls.h"
 
 namespace sy::model {
 
 struct DecoderModel::Batch : FlatBatch {
   std::vector<int32_t> state_slots;  // one per sequence (models with recurrent layers)
+  std::vector<SsmCall> ssm;          // how the conv and scan run (split at snapshot points)
 };
 
 DecoderModel::DecoderModel(const gguf::File& file, Backend& backend)
@@ -144,15 +146,20 @@ void DecoderModel::ssm_mixer(const SsmWeights& L, const Batch& bt, const sy_tens
   const sy_tensor y = make_tensor(*act_, SY_DTYPE_F32, {DI, T}, off_y_);
   apply_linear(backend_, L.in_x, xn, u);
   apply_linear(backend_, L.in_z, xn, z);
-  sy_ssm_conv_args ca{};
-  ca.struct_size = sizeof ca;
-  ca.n_seqs = bt.n_seqs;
-  ca.x = &u, ca.weight = L.conv_w, ca.bias = L.conv_b, ca.y = &uc;
-  ca.state = &state_.conv(L.state_layer);
-  ca.seq_token_start = bt.seq_start.data();
-  ca.state_slots = bt.state_slots.data();
-  ca.apply_silu = 1;
-  backend_.ssm_conv(&ca);
+  const uint32_t r = static_cast<uint32_t>(L.state_layer);
+  for (const SsmCall& c : bt.ssm) {
+    const sy_tensor cu = columns(u, c.t0, c.n_tokens), cuc = columns(uc, c.t0, c.n_tokens);
+    sy_ssm_conv_args ca{};
+    ca.struct_size = sizeof ca;
+    ca.n_seqs = static_cast<uint32_t>(c.slots.size());
+    ca.x = &cu, ca.weight = L.conv_w, ca.bias = L.conv_b, ca.y = &cuc;
+    ca.state = &state_.conv(r);
+    ca.seq_token_start = c.seq_start.data();
+    ca.state_slots = c.slots.data();
+    ca.apply_silu = 1;
+    backend_.ssm_conv(&ca);
+    for (const auto& [from, to] : c.copies) state_.copy_conv(r, from, to);
+  }
   backend_.matmul(&uc, &L.x_dt, &dtr);
   backend_.matmul(&uc, &L.x_b, &bm);
   backend_.matmul(&uc, &L.x_c, &cm);
@@ -162,15 +169,21 @@ void DecoderModel::ssm_mixer(const SsmWeights& L, const Batch& bt, const sy_tens
     backend_.rms_norm(&cm, L.c_norm, hp_.rms_eps, &cm);
   }
   backend_.matmul(&dtr, L.dt_w, &dt);
-  sy_ssm_scan_args sa{};
-  sa.struct_size = sizeof sa;
-  sa.n_seqs = bt.n_seqs;
-  sa.u = &uc, sa.dt = &dt, sa.dt_bias = L.dt_b, sa.a = L.a, sa.b = &bm, sa.c = &cm, sa.d = L.d;
-  sa.z = &z, sa.y = &y;
-  sa.state = &state_.ssm(L.state_layer);
-  sa.seq_token_start = bt.seq_start.data();
-  sa.state_slots = bt.state_slots.data();
-  backend_.ssm_scan(&sa);
+  for (const SsmCall& c : bt.ssm) {
+    const int64_t t0 = c.t0, n = c.n_tokens;
+    const sy_tensor cu = columns(uc, t0, n), cdt = columns(dt, t0, n), cb = columns(bm, t0, n),
+                    cc = columns(cm, t0, n), cz = columns(z, t0, n), cy = columns(y, t0, n);
+    sy_ssm_scan_args sa{};
+    sa.struct_size = sizeof sa;
+    sa.n_seqs = static_cast<uint32_t>(c.slots.size());
+    sa.u = &cu, sa.dt = &cdt, sa.dt_bias = L.dt_b, sa.a = L.a, sa.b = &cb, sa.c = &cc, sa.d = L.d;
+    sa.z = &cz, sa.y = &cy;
+    sa.state = &state_.ssm(r);
+    sa.seq_token_start = c.seq_start.data();
+    sa.state_slots = c.slots.data();
+    backend_.ssm_scan(&sa);
+    for (const auto& [from, to] : c.copies) state_.copy_ssm(r, from, to);
+  }
   apply_linear(backend_, L.out, y, out);
 }
 
@@ -214,6 +227,8 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
                                std::to_string(s.state_slot));
       bt.state_slots.push_back(s.state_slot);
     }
+    check_snapshot_slots(seqs, used_slots, state_.n_slots());
+    bt.ssm = ssm_calls(seqs);
   }
   std::vector<TokenGroup> groups;
   if (moe_) groups = token_groups(seqs, hp_.n_expert, hp_.n_expert_used);
@@ -222,9 +237,13 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
   if (T == 0) return {};
   // A sequence at position 0 is new to its slot (admission or recompute): forget the previous
   // owner's state.
+  // A prefix-cache hit resumes from a snapshot of the state at pos0 instead.
   if (recr)
-    for (const auto& s : seqs)
+    for (const auto& s : seqs) {
       if (s.pos0 == 0) state_.reset(static_cast<uint32_t>(s.state_slot));
+      if (s.restore_from >= 0)
+        state_.copy(static_cast<uint32_t>(s.restore_from), static_cast<uint32_t>(s.state_slot));
+    }
   ensure_scratch(T, std::max<uint32_t>(n_out, 1));
   if (moe_) {
     uint32_t max_k = 1;

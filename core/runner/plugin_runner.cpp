@@ -89,6 +89,10 @@ wire::Writer serve_plan(Scheduler& sched, const wire::Frame& f) {
   wire::Reader r(f.payload);
   wire::ViewCopy c = wire::get_view(r);
   if (c.has_cost_model) c.view.estimate_step_ns = remote_estimate;
+  // Counters the plugin adds through it go to this process's totals, forwarded to the host
+  // after the call (where they land in the planning engine's counters).
+  static Counters forwarded;
+  c.view.host_ctx = &forwarded;
   std::vector<sy_sched_entry> entries(c.entries_capacity);
   std::vector<uint64_t> preempt(c.preempt_capacity);
   sy_sched_plan plan{};

@@ -30,6 +30,7 @@ class Dynamic {
     p.add("max_wait_ms", &Options::max_wait_ms, 0.0, 1e6);
     p.add("aging_ms", &Options::aging_ms, 0.0, 1e9);
     p.add("watermark", &Options::watermark, 0.0, 0.5);
+    p.add("defer_pending_tokens", &Options::defer_pending_tokens, 1, 1 << 20);
   }
   explicit Dynamic(const Options& o) : policy_(o) {}
 
@@ -38,14 +39,16 @@ class Dynamic {
       throw sy::plugin::Error(SY_ERR_INVALID_ARG,
                               "dynamic: plan capacities smaller than the view's requests");
     const sy::dynamic::Decision d = policy_.plan(v, p);
-    using sy::plugin::counter_add;
-    counter_add("sched_dynamic_steps", 1);
-    counter_add("sched_dynamic_budget_tokens", d.budget);
-    counter_add("sched_dynamic_target_batch", d.target_batch);
-    counter_add("sched_dynamic_wait_ns",
-                static_cast<double>(std::max<int64_t>(
-                    0, p.n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
-    counter_add("sched_dynamic_preemptions", d.n_preempted);
+    // Counters go to the engine that planned with this view (ABI 1.3), process-wide before.
+    auto count = [&](const char* name, double x) { sy::plugin::counter_add(v, name, x); };
+    count("sched_dynamic_steps", 1);
+    count("sched_dynamic_budget_tokens", d.budget);
+    count("sched_dynamic_target_batch", d.target_batch);
+    count("sched_dynamic_wait_ns",
+          static_cast<double>(std::max<int64_t>(
+              0, p.n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
+    count("sched_dynamic_preemptions", d.n_preempted);
+    count("sched_dynamic_deferred", d.n_deferred);
     char line[256];
     std::snprintf(line, sizeof line,
                   "budget %u tokens, target batch %u, %u planned (%u admitted, %u skipped), %u "

@@ -56,7 +56,7 @@ const char* last_error(sy_backend_t handle) {
 
 sy_status device_info(sy_backend_t handle, sy_device_info* out) {
   return guarded(handle, "device_info", [&](Backend& be) {
-    copy_device_info(cpu_device_info(be.desc->weight_dtypes), out);
+    copy_device_info(cpu_device_info(be.desc->weight_dtypes, be.desc->kv_dtypes), out);
   });
 }
 

@@ -32,7 +32,7 @@ void copy_text(char* dst, size_t cap, const std::string& s) {
 
 }  // namespace
 
-sy_device_info cpu_device_info(uint64_t weight_dtypes) {
+sy_device_info cpu_device_info(uint64_t weight_dtypes, uint64_t kv_dtypes) {
   sy_device_info d;
   std::memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;
@@ -52,6 +52,7 @@ sy_device_info cpu_device_info(uint64_t weight_dtypes) {
   d.memory_total = page > 0 && phys > 0 ? (uint64_t)page * (uint64_t)phys : 0;
   d.memory_free = page > 0 && avail > 0 ? (uint64_t)page * (uint64_t)avail : 0;
   d.weight_dtypes = weight_dtypes;
+  d.kv_dtypes = kv_dtypes;
   return d;
 }
 

@@ -1,5 +1,6 @@
 // A backend plugin's entry (the SDK's handshake with the PluginDesc's info), params and create.
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,16 +15,21 @@ const std::string* find_param(const Params& params, const char* key) {
   return found;
 }
 
-int positive_int_param(const Params& params, const char* key, int fallback, int max) {
+int int_param(const Params& params, const char* key, int fallback, int min, int max) {
   const std::string* v = find_param(params, key);
   if (!v) return fallback;
   errno = 0;
   char* end = nullptr;
   const long n = std::strtol(v->c_str(), &end, 10);
-  if (v->empty() || *end != '\0' || errno != 0 || n < 1 || n > max)
+  if (v->empty() || *end != '\0' || errno != 0 || n < min || n > max)
     throw Error(SY_ERR_INVALID_ARG, "create: param " + std::string(key) + "='" + *v +
-                                        "' must be an integer in [1, " + std::to_string(max) + "]");
+                                        "' must be an integer in [" + std::to_string(min) + ", " +
+                                        std::to_string(max) + "]");
   return (int)n;
+}
+
+int positive_int_param(const Params& params, const char* key, int fallback, int max) {
+  return int_param(params, key, fallback, 1, max);
 }
 
 Backend::~Backend() {
@@ -64,7 +70,17 @@ sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t 
 sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
                        uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info) {
   const Info about{desc.name, desc.version, desc.description, desc.capabilities};
-  return plugin_entry(about, SY_PLUGIN_BACKEND, iface, host_abi_version, host, info);
+  const sy_status handshake =
+      plugin_entry(about, SY_PLUGIN_BACKEND, iface, host_abi_version, host, info);
+  if (handshake != SY_OK || !desc.load_check) return handshake;
+  // After the handshake, so a host of another ABI hears about the version first.
+  if (const char* why = desc.load_check()) {
+    char msg[512];
+    std::snprintf(msg, sizeof msg, "%s: %s", desc.name, why);
+    detail::entry_error(info, msg);
+    return SY_ERR_UNAVAILABLE;
+  }
+  return SY_OK;
 }
 
 }  // namespace sy::plugin

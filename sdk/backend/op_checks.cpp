@@ -44,6 +44,21 @@ class Checker {
     return resolve(name, t);
   }
 
+  // A KV cache tensor: F32, or another dtype the backend reports in kv_dtypes.
+  Tensor kv_cache(const char* name, const sy_tensor* t) const {
+    header(name, t);
+    const uint64_t mask = (be_.desc ? be_.desc->kv_dtypes : 0) | (1ull << SY_DTYPE_F32);
+    if (t->dtype >= 64 || !((mask >> t->dtype) & 1u) || !dtype::is_known(t->dtype))
+      fail(SY_ERR_INVALID_ARG, "%s has dtype %u (%s), expected %s", name, t->dtype,
+           dtype::name(t->dtype), (mask >> SY_DTYPE_F16) & 1u ? "F32 (0) or F16 (1)" : "F32 (0)");
+    return resolve(name, t);
+  }
+  void same_dtype(const char* an, const Tensor& a, const char* bn, const Tensor& b) const {
+    if (a.dtype != b.dtype)
+      fail(SY_ERR_INVALID_ARG, "%s has dtype %s but %s has %s", an, dtype::name(a.dtype), bn,
+           dtype::name(b.dtype));
+  }
+
   // A weight tensor of any dtype the backend accepts; `label` names it in the dtype message.
   Tensor weight(const char* name, const char* label, const sy_tensor* t) const {
     header(name, t);
@@ -308,8 +323,9 @@ UnaryArgs softmax(const Backend& be, const sy_tensor* x, const sy_tensor* y) {
 KvStoreOp kv_store(const Backend& be, const sy_kv_store_args* args) {
   Checker c(be, "kv_store");
   c.args_header(args, args ? args->struct_size : 0, sizeof(sy_kv_store_args));
-  KvStoreOp op{c.f32("k", args->k), c.f32("v", args->v), c.f32("k_cache", args->k_cache),
-               c.f32("v_cache", args->v_cache), args->slots};
+  KvStoreOp op{c.f32("k", args->k), c.f32("v", args->v), c.kv_cache("k_cache", args->k_cache),
+               c.kv_cache("v_cache", args->v_cache), args->slots};
+  c.same_dtype("v_cache", op.v_cache, "k_cache", op.k_cache);
   c.at_most_2d("k", op.k);
   c.at_most_2d("v", op.v);
   c.at_most_2d("k_cache", op.k_cache);
@@ -336,8 +352,8 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
   Checker c(be, "attention");
   c.args_header(args, args ? args->struct_size : 0, sizeof(sy_attention_args));
   AttentionOp op{c.f32("q", args->q),
-                 c.f32("k_cache", args->k_cache),
-                 c.f32("v_cache", args->v_cache),
+                 c.kv_cache("k_cache", args->k_cache),
+                 c.kv_cache("v_cache", args->v_cache),
                  c.f32("out", args->out),
                  args->n_kv_head,
                  args->n_seqs,
@@ -363,6 +379,7 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
     c.fail(SY_ERR_INVALID_ARG, "v_cache has ne[0]=%" PRId64 " but head_dim*n_kv_head=%" PRId64,
            op.v_cache.ne[0], kv_width);
   c.same("v_cache", op.v_cache, 1, "k_cache", op.k_cache, 1);
+  c.same_dtype("v_cache", op.v_cache, "k_cache", op.k_cache);
   if (op.block_size == 0) c.fail(SY_ERR_INVALID_ARG, "block_size=0 must be positive");
   c.finite("scale", op.scale);
 

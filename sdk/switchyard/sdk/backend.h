@@ -31,12 +31,12 @@ struct Tensor {
 };
 
 struct KvStoreOp {
-  Tensor k, v, k_cache, v_cache;  // k, v: {D, n_tokens}; caches: {D, n_slots}
+  Tensor k, v, k_cache, v_cache;  // k, v: {D, n_tokens}; caches: {D, n_slots}, F32 or F16
   const int32_t* slots;           // n_tokens entries, each in [0, n_slots)
 };
 
 struct AttentionOp {
-  Tensor q, k_cache, v_cache, out;  // q, out: {head_dim, n_head, n_tokens}
+  Tensor q, k_cache, v_cache, out;  // q, out: {head_dim, n_head, n_tokens}; caches F32 or F16
   uint32_t n_kv_head;               // divides n_head
   uint32_t n_seqs;
   const uint32_t* seq_token_start;  // n_seqs + 1 offsets, non-decreasing, last = n_tokens
@@ -168,7 +168,9 @@ void copy_device_info(const sy_device_info& d, sy_device_info* out);
 
 // Value of `key`, or nullptr when absent (the last occurrence wins).
 const std::string* find_param(const Params& params, const char* key);
-// Parses `key` as an integer in [1, max]; `fallback` when absent; Error otherwise.
+// Parses `key` as an integer in [min, max]; `fallback` when absent; Error otherwise.
+int int_param(const Params& params, const char* key, int fallback, int min, int max);
+// int_param with min = 1.
 int positive_int_param(const Params& params, const char* key, int fallback, int max);
 
 struct PluginDesc {
@@ -182,7 +184,14 @@ struct PluginDesc {
   bool hybrid_ops = false;  // implements ssm_conv, ssm_scan, moe_gate, moe_matmul, moe_combine
   // Tensor data are device addresses (a GPU backend): validation never reads through them.
   bool device_memory = false;
+  // Called by every entry before it succeeds: nullptr, or why this process cannot use the plugin
+  // (the entry then fails with SY_ERR_UNAVAILABLE and the message). May be NULL.
+  const char* (*load_check)() = nullptr;
+  // Bit (1 << sy_dtype) per KV cache dtype kv_store and attention accept (device_info's
+  // kv_dtypes); F32 is always accepted.
+  uint64_t kv_dtypes = 1ull << SY_DTYPE_F32;
   // Bits (sy::op_bit) of optional ops the plugin does not implement (softmax): NULL in its table.
+  // Last: plugins initialise the members above positionally.
   uint64_t omit_ops = 0;
 };
 

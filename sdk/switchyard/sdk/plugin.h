@@ -131,6 +131,18 @@ inline void counter_add(const char* name, double delta) {
   if (h && SY_SDK_COVERS(h, sy_host_api, counter_add) && h->counter_add)
     h->counter_add(name, delta);
 }
+#if SY_ABI_VERSION_MINOR >= 3
+// Adds to a counter of the engine that planned with `view`: through ABI 1.3's host_ctx when
+// both the host table and the view have it, else process-wide (an older host).
+inline void counter_add(const sy_sched_view& view, const char* name, double delta) {
+  const sy_host_api* h = host();
+  if (h && SY_SDK_COVERS(h, sy_host_api, counter_add_to) && h->counter_add_to &&
+      SY_SDK_COVERS(&view, sy_sched_view, host_ctx))
+    h->counter_add_to(view.host_ctx, name, delta);
+  else
+    counter_add(name, delta);
+}
+#endif
 
 namespace detail {
 
