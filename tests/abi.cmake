@@ -1,5 +1,5 @@
 # ABI compatibility: plugins built against older minors' frozen headers
-# (abi_fixtures/v1.0, v1.1) load and work under this host, and scripts/abi-check.sh holds the current
+# (abi_fixtures/v1.0, v1.1, v1.2) load and work under this host, and scripts/abi-check.sh holds the current
 # headers to the committed baseline.
 set(SWITCHYARD_ABI_FIXTURE_OUT ${CMAKE_BINARY_DIR}/test_plugins_abi)
 set(SWITCHYARD_ABI_1_0 ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.0)
@@ -27,8 +27,21 @@ add_library(switchyard_scheduler_v1_1_fixed_window MODULE
 set_target_properties(switchyard_scheduler_v1_1_fixed_window PROPERTIES PREFIX ""
   LIBRARY_OUTPUT_DIRECTORY ${SWITCHYARD_ABI_FIXTURE_OUT} CXX_VISIBILITY_PRESET hidden)
 target_include_directories(switchyard_scheduler_v1_1_fixed_window PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.1 ${PROJECT_SOURCE_DIR}/plugins/common)
+  ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.1 ${PROJECT_SOURCE_DIR}/sdk)
 target_link_options(switchyard_scheduler_v1_1_fixed_window PRIVATE -Wl,--no-undefined
+  -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
+
+# The state-aware probe scheduler built against the frozen 1.2 headers (abi_fixtures/v1.2): a
+# plugin of the minor before per-engine counters must load and plan, and its counter_add calls
+# during plan() still land in the planning engine's counters.
+add_library(switchyard_scheduler_v1_2_state_view_probe MODULE
+  ${CMAKE_CURRENT_SOURCE_DIR}/plugins/state_view_probe.c)
+set_target_properties(switchyard_scheduler_v1_2_state_view_probe PROPERTIES PREFIX ""
+  LIBRARY_OUTPUT_DIRECTORY ${SWITCHYARD_ABI_FIXTURE_OUT} C_STANDARD 99 C_EXTENSIONS OFF)
+target_include_directories(switchyard_scheduler_v1_2_state_view_probe PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.2)
+target_compile_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -pedantic -Werror)
+target_link_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -Wl,--no-undefined
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 
 switchyard_add_test(test_abi_compat SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_abi_compat.cpp
@@ -36,8 +49,8 @@ switchyard_add_test(test_abi_compat SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_abi
 target_compile_definitions(test_abi_compat PRIVATE
   SWITCHYARD_ABI_FIXTURE_DIR="${SWITCHYARD_ABI_FIXTURE_OUT}")
 add_dependencies(test_abi_compat switchyard_scheduler_v1_0_fcfs switchyard_backend_v1_0_backend
-  switchyard_scheduler_v1_1_fixed_window
-  switchyard_backend_cpu_ref switchyard_scheduler_fixed_window)
+  switchyard_scheduler_v1_1_fixed_window switchyard_scheduler_v1_2_state_view_probe
+  switchyard_scheduler_state_view_probe switchyard_backend_cpu_ref switchyard_scheduler_fixed_window)
 
 add_library(switchyard_backend_short_table MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/short_table.c)
 set_target_properties(switchyard_backend_short_table PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -90,6 +92,79 @@ class LoadedPlugin {
   sy_plugin_entry_fn entry_ = nullptr;
   sy_plugin_info info_;
   char error_[256] = {};
+};
+
+// One backend handle and the buffers made through it.
+class Handle {
+ public:
+  Handle(const sy_backend_iface& api, const std::vector<sy_param>& params = {}) : api_(&api) {
+    status_ = api.create(params.data(), params.size(), &h_);
+  }
+  ~Handle() {
+    if (!h_) return;
+    for (sy_buffer_t b : bufs_) api_->buffer_free(h_, b);
+    api_->destroy(h_);
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  sy_status status() const { return status_; }
+  sy_backend_t get() const { return h_; }
+  const sy_backend_iface& api() const { return *api_; }
+  std::string error() const { return api_->last_error(h_); }
+  sy_device_info info() const {
+    sy_device_info d;
+    std::memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    EXPECT_EQ(api_->device_info(h_, &d), SY_OK) << error();
+    return d;
+  }
+
+  sy_buffer_t alloc(uint64_t size) {
+    sy_buffer_t b = nullptr;
+    EXPECT_EQ(api_->buffer_alloc(h_, size, &b), SY_OK) << error();
+    bufs_.push_back(b);
+    return b;
+  }
+  sy_buffer_t upload(const void* data, uint64_t size) {
+    sy_buffer_t b = alloc(size);
+    EXPECT_EQ(api_->buffer_write(h_, b, 0, data, size), SY_OK) << error();
+    return b;
+  }
+  static sy_tensor tensor(uint32_t dtype, sy_buffer_t buf, uint64_t offset,
+                          std::vector<int64_t> ne) {
+    sy_tensor t = {};
+    t.struct_size = sizeof t;
+    t.dtype = dtype;
+    t.buffer = buf;
+    t.offset = offset;
+    for (int i = 0; i < 4; ++i) t.ne[i] = i < (int)ne.size() ? ne[i] : 1;
+    return t;
+  }
+  // A fresh buffer holding v as a tensor of shape ne (F32 unless dtype says otherwise).
+  template <class T>
+  sy_tensor make(const std::vector<T>& v, std::vector<int64_t> ne, uint32_t dtype = SY_DTYPE_F32) {
+    return tensor(dtype, upload(v.data(), v.size() * sizeof(T)), 0, std::move(ne));
+  }
+  sy_tensor zeros(std::vector<int64_t> ne, uint32_t dtype = SY_DTYPE_F32) {
+    int64_t n = 1;
+    for (int64_t d : ne) n *= d;
+    return tensor(dtype, alloc(n * 4), 0, std::move(ne));
+  }
+  template <class T = float>
+  std::vector<T> read(const sy_tensor& t) {
+    const int64_t n = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
+    std::vector<T> v(n);
+    EXPECT_EQ(api_->synchronize(h_), SY_OK) << error();
+    EXPECT_EQ(api_->buffer_read(h_, t.buffer, t.offset, v.data(), n * sizeof(T)), SY_OK) << error();
+    return v;
+  }
+
+ private:
+  const sy_backend_iface* api_;
+  sy_backend_t h_ = nullptr;
+  sy_status status_ = SY_ERR_INTERNAL;
+  std::vector<sy_buffer_t> bufs_;
 };
 
 }  // namespace sy::test

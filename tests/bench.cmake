@@ -5,7 +5,7 @@ switchyard_add_test(test_bench SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_metrics.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_workload.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_config.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_svg.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_capacity.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_driver.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_http.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_http.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_sweep.cpp
   LIBS switchyard_bench nlohmann_json::nlohmann_json)
 add_dependencies(test_bench switchyard_scheduler_fixed_window switchyard_backend_cpu_ref)
 
@@ -19,6 +19,12 @@ add_test(NAME cli_bench_report COMMAND ${CMAKE_COMMAND} -E cat ${SY_BENCH_OUT}/r
   ${SY_BENCH_OUT}/throughput_vs_load.svg)
 set_tests_properties(cli_bench_report PROPERTIES FIXTURES_REQUIRED cli_bench_out
   PASS_REGULAR_EXPRESSION "\"schema\": \"switchyard.bench\",\n  \"schema_version\": 1,.*\"status\": \"ok\".*\"status\": \"skipped\".*<polyline[^>]*points=\"[0-9.]+,[0-9.]+ [0-9.]+,[0-9.]+\"")
+# Each sweep point says how the engine ran it: mean batch, preemptions, prefix-cache hit rate
+# (fixed_window has no prefix cache: null in the JSON, n/a in the table).
+add_test(NAME cli_bench_sweep_stats COMMAND ${CMAKE_COMMAND} -E cat ${SY_BENCH_OUT}/report.json
+  ${SY_BENCH_OUT}/report.md)
+set_tests_properties(cli_bench_sweep_stats PROPERTIES FIXTURES_REQUIRED cli_bench_out
+  PASS_REGULAR_EXPRESSION "\"batch_size_mean\": [1-9][0-9.]*,\n *\"preemptions\": [0-9]+,\n *\"prefix_cache_hit_rate\": null,.*\\| busy \\| batch \\| preempt \\| prefix hits \\| SLO \\|.*\\| tiny \\| 20 \\| 4 \\| [0-9.*]+ \\| [0-9]+ \\| [0-9]+ \\| [0-9]+ \\| [0-9]+% \\| [1-9][0-9]*\\.[0-9] \\| [0-9]+ \\| n/a \\| (met|missed) \\|")
 add_test(NAME cli_bench_bad_config COMMAND $<TARGET_FILE:switchyard> bench
   --config ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/bench_bad.toml)
 set_tests_properties(cli_bench_bad_config PROPERTIES

@@ -31,6 +31,24 @@ set_tests_properties(cli_run_bad_plugin PROPERTIES ENVIRONMENT SWITCHYARD_PLUGIN
   PASS_REGULAR_EXPRESSION "switchyard_scheduler_bad_major.so: ABI major version mismatch: plugin implements 2.0")
 add_test(NAME cli_unknown_option COMMAND ${SY_CLI} mkmodel --out x.gguf --n-layers 3)
 set_tests_properties(cli_unknown_option PROPERTIES PASS_REGULAR_EXPRESSION "unknown option --n-layers")
+
+# [engine] kv_dtype = "f16": runs on cpu_onednn; refused, naming the backend, on one without it.
+add_test(NAME cli_run_kv_f16 COMMAND ${SY_CLI} run --config ${SY_FIX}/cli_kv_f16.toml --prompt "hello"
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(cli_run_kv_f16 PROPERTIES PASS_REGULAR_EXPRESSION "\\[0\\] hello.*1 requests, 8 tokens")
+add_test(NAME cli_run_kv_f16_refused COMMAND ${SY_CLI} run --config ${SY_FIX}/cli_kv_f16_refused.toml
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(cli_run_kv_f16_refused PROPERTIES
+  ENVIRONMENT SWITCHYARD_PLUGIN_PATH=${CMAKE_BINARY_DIR}/test_plugins
+  PASS_REGULAR_EXPRESSION "backend ref_no_hybrid does not support an F16 KV cache \\(\\[engine\\] kv_dtype = \"f16\"\\)")
+# plugins --load (the entry runs) names the kernel path cpu_onednn chose (here forced) and refuses
+# an unknown one.
+add_test(NAME cli_plugins_cpu_path COMMAND ${SY_CLI} plugins --verbose --load)
+set_tests_properties(cli_plugins_cpu_path PROPERTIES ENVIRONMENT SWITCHYARD_CPU_KERNELS=scalar
+  PASS_REGULAR_EXPRESSION "cpu_onednn +0.1.0 +ABI 1.3 +CPU backend: oneDNN GEMM, dispatched GEMV and attention kernels; scalar kernels \\(forced by SWITCHYARD_CPU_KERNELS\\)")
+add_test(NAME cli_plugins_cpu_path_unknown COMMAND ${SY_CLI} plugins --load)
+set_tests_properties(cli_plugins_cpu_path_unknown PROPERTIES ENVIRONMENT SWITCHYARD_CPU_KERNELS=avx9000
+  PASS_REGULAR_EXPRESSION "refused .*switchyard_backend_cpu_onednn.so: init failed \\(status 7\\): cpu_onednn: SWITCHYARD_CPU_KERNELS=avx9000: unknown path")
 # `switchyard tokenize` over llama.cpp's reference vocabularies, one process per test string.
 switchyard_add_test(test_cli_tokenize SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_tokenize.cpp
   LIBS switchyard_gguf)

@@ -65,6 +65,7 @@ struct RunResult {
   bool all_finished_by_length = true;
   uint64_t invalid_plans = 0;
   uint64_t steps = 0;
+  std::map<std::string, double> counters;  // the engine's own
 };
 
 // Greedy decoding of every prompt to max_new tokens, stepping until the engine is idle.
@@ -90,6 +91,7 @@ inline RunResult run_tiny(TinyModel& m, Scheduler& sched,
     out.all_finished_by_length &= e.request(id).finish == engine::FinishReason::length;
   }
   out.invalid_plans = e.invalid_plans();
+  out.counters = e.counters().snapshot();
   return out;
 }
 

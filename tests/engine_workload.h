@@ -20,4 +20,12 @@ inline std::vector<std::vector<int32_t>> chunked_prefix_workload() {
   return prompts;
 }
 
+// Dynamic-scheduler parameters whose plans do not depend on timing, for tests that assert the
+// workload preempts: no adaptive budget (measured step times) and no aging (past aging_ms the
+// order turns FCFS, which on a slow, loaded machine plans without a preemption).
+inline const Params& dynamic_timing_free() {
+  static const Params p = {{"adaptive", "false"}, {"aging_ms", "1e9"}};
+  return p;
+}
+
 }  // namespace sy::test

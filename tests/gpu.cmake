@@ -13,7 +13,7 @@ string(REPLACE ";" "," gpu_plugin_list "${gpu_plugins}")
 
 foreach(t gpu_ops gpu_model gpu_nodevice)
   if(t STREQUAL "gpu_ops")
-    set(libs switchyard_abi switchyard_backend_common ${CMAKE_DL_LIBS})
+    set(libs switchyard_abi switchyard_common ${CMAKE_DL_LIBS})
   else()
     set(libs switchyard_engine switchyard_modelgen)
   endif()

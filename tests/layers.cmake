@@ -19,7 +19,9 @@ endfunction()
 
 switchyard_layer_probe(layer_abi_sees_no_common refused switchyard_abi switchyard/common/dtype.h)
 switchyard_layer_probe(layer_common_sees_no_gguf refused switchyard_common gguf/gguf.h)
-switchyard_layer_probe(layer_gguf_sees_no_backend_common refused switchyard_gguf backend_plugin_util.h)
+switchyard_layer_probe(layer_gguf_sees_no_plugin_sdk refused switchyard_gguf switchyard/sdk/backend.h)
+# The plugin SDK (what plugins build on) sees the ABI and common, never the host.
+switchyard_layer_probe(layer_sdk_sees_no_host refused switchyard_sdk_backend host/log.h)
 switchyard_layer_probe(layer_gguf_sees_no_text refused switchyard_gguf text/tokenizer.h)
 switchyard_layer_probe(layer_text_sees_no_host refused switchyard_text host/log.h)
 switchyard_layer_probe(layer_host_sees_no_model refused switchyard_host model/model.h)
@@ -37,3 +39,4 @@ switchyard_layer_probe(layer_model_sees_host allowed switchyard_model host/log.h
 switchyard_layer_probe(layer_engine_sees_model allowed switchyard_engine model/model.h)
 switchyard_layer_probe(layer_server_sees_engine allowed switchyard_server engine/engine.h)
 switchyard_layer_probe(layer_bench_sees_modelgen allowed switchyard_bench modelgen/generator.h)
+switchyard_layer_probe(layer_sdk_sees_common allowed switchyard_sdk_backend switchyard/common/dtype.h)

@@ -1,6 +1,7 @@
 switchyard_add_test(test_llama_model SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_llama_model.cpp
   LIBS switchyard_engine switchyard_modelgen)
 add_dependencies(test_llama_model switchyard_backend_cpu_ref switchyard_backend_cpu_onednn
+  switchyard_backend_ref_no_hybrid
   switchyard_scheduler_fixed_window)
 # The decoder's tensor table and key rules: llama.cpp's optional tensors and keys against the
 # naive forward, and refusals by name.

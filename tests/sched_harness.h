@@ -13,6 +13,7 @@ struct SchedHarness {
   std::vector<sy_sched_request> waiting, running;
   uint32_t block_size = 16, total_blocks = 64, free_blocks = 64;
   uint32_t max_batch_tokens = 512, max_seqs = 16, max_context = 1024;
+  uint32_t state_slots_total = 0, state_slots_free = 0;  // models with recurrent layers
   int64_t now_ns = 1'000'000'000;
   std::vector<sy_sched_entry> entries = std::vector<sy_sched_entry>(64);
   std::vector<uint64_t> preempt = std::vector<uint64_t>(64);
@@ -42,21 +43,27 @@ struct SchedHarness {
     v.max_context = max_context;
     v.max_batch_tokens = max_batch_tokens;
     v.max_seqs = max_seqs;
+    v.state_slots_total = state_slots_total;
+    v.state_slots_free = state_slots_free;
     plan = sy_sched_plan{};
     plan.struct_size = sizeof plan;
     plan.entries = entries.data();
     plan.entries_capacity = static_cast<uint32_t>(entries.size());
     plan.preempt = preempt.data();
     plan.preempt_capacity = static_cast<uint32_t>(preempt.size());
-    std::string e;
-    const sy_status st = s.plan(v, plan, e);
-    if (error) *error = e;
-    return st;
+    try {
+      s.plan(v, plan);
+    } catch (const Error& e) {
+      if (error) *error = e.what();
+      return e.status();
+    }
+    return SY_OK;
   }
   // (id, num_tokens) pairs of the last plan.
   std::vector<std::pair<uint64_t, uint32_t>> planned() const {
     std::vector<std::pair<uint64_t, uint32_t>> out;
-    for (uint32_t i = 0; i < plan.n_entries; ++i) out.emplace_back(entries[i].id, entries[i].num_tokens);
+    for (uint32_t i = 0; i < plan.n_entries; ++i)
+      out.emplace_back(entries[i].id, entries[i].num_tokens);
     return out;
   }
   // Moves planned waiting requests to running and applies the tokens, as the engine would.

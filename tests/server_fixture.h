@@ -29,6 +29,15 @@ inline fs::path server_dir() {
   return d;
 }
 
+// dense-small (2048 context): cpu_ref spends milliseconds per step on it, so a running request
+// outlasts a metrics scrape even on a loaded two-core machine. Written once per directory.
+inline fs::path stepping_model() {
+  const fs::path p = server_dir() / "dense-small.gguf";
+  if (!fs::exists(p))
+    sy::model::write_random_llama(sy::model::preset_shape("dense-small"), "f32", 5, p);
+  return p;
+}
+
 // Writes `text` to `path` through a rename, so a watcher never reads half a file.
 inline void write_file(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";

@@ -1,4 +1,4 @@
-// Plugins compiled against older minors' headers (tests/abi_fixtures/v1.0, v1.1) keep loading
+// Plugins compiled against older minors' headers (tests/abi_fixtures/v1.0, v1.1, v1.2) keep loading
 // and working under this host, and the host never reads a table past its struct_size.
 #include <gtest/gtest.h>
 
@@ -104,6 +104,42 @@ TEST(AbiCompat, V1_1SchedulerNegotiates1_1AndProducesTheReferenceTokens) {
   EXPECT_EQ(got.invalid_plans, 0u);
   EXPECT_TRUE(got.all_finished_by_length);
   EXPECT_EQ(got.tokens, reference_run().tokens);
+}
+
+// Host counters belong to one engine instance (ABI 1.3): two engines in one process, each with
+// its own instance of the probe scheduler, count only their own plans. The current probe adds
+// through counter_add_to(view->host_ctx); the one built against the frozen 1.2 headers knows
+// only counter_add, which the host attributes to the engine whose plan() is running.
+void expect_counters_per_engine(const std::shared_ptr<sy::Plugin>& probe) {
+  const double total0 = sy::host_counters()["probe.steps"];
+  sy::Scheduler a(probe, {}), b(probe, {});
+  sy::test::TinyModel ma(host().load(SY_PLUGIN_BACKEND, "cpu_ref"));
+  sy::test::TinyModel mb(host().load(SY_PLUGIN_BACKEND, "cpu_ref"));
+  const auto ra = sy::test::run_tiny(ma, a, sy::test::tiny_prompts(2), 3);
+  const auto rb = sy::test::run_tiny(mb, b, sy::test::tiny_prompts(4), 9);
+  ASSERT_NE(ra.steps, rb.steps);
+  EXPECT_EQ(ra.counters.at("probe.steps"), double(ra.steps));  // one plan per step
+  EXPECT_EQ(rb.counters.at("probe.steps"), double(rb.steps));
+  EXPECT_EQ(sy::host_counters()["probe.steps"] - total0, double(ra.steps + rb.steps))
+      << "the process-wide total still sums every engine";
+  EXPECT_EQ(ra.invalid_plans + rb.invalid_plans, 0u);
+  EXPECT_TRUE(ra.all_finished_by_length && rb.all_finished_by_length);
+}
+
+TEST(AbiCompat, CountersBelongToTheEngineThatPlanned) {
+  auto probe = host().load_file(fs::path(SWITCHYARD_TEST_PLUGIN_DIR) /
+                                "switchyard_scheduler_state_view_probe.so");
+  EXPECT_EQ(probe->abi_version(), SY_ABI_VERSION);
+  expect_counters_per_engine(probe);
+}
+
+TEST(AbiCompat, V1_2SchedulerLoadsPlansAndItsCountersStillLandInItsEngine) {
+  auto probe = host().load(SY_PLUGIN_SCHEDULER, "v1_2_state_view_probe");
+  EXPECT_EQ(probe->abi_version(), SY_MAKE_VERSION(1, 2));
+  EXPECT_EQ(probe->name(), "state_view_probe");
+  expect_counters_per_engine(probe);
+  sy::Scheduler s(probe, {});
+  EXPECT_EQ(run_with("cpu_ref", s).tokens, reference_run().tokens);
 }
 
 TEST(AbiCompat, V1_0BackendTableIsReadOnlyAsFarAsItsStructSize) {

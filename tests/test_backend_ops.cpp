@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -248,55 +249,37 @@ class BackendOps : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     plugin_ = &LoadedPlugin::backend(GetParam());
     api_ = &plugin_->iface();
-    ASSERT_EQ(api_->create(nullptr, 0, &be_), SY_OK) << api_->last_error(nullptr);
+    handle_ = std::make_unique<sy::test::Handle>(*api_);
+    ASSERT_EQ(handle_->status(), SY_OK) << api_->last_error(nullptr);
+    be_ = handle_->get();
   }
   void TearDown() override {
     for (sy_buffer_t b : buffers_) api_->buffer_free(be_, b);
-    if (be_) api_->destroy(be_);
+    handle_.reset();  // frees the buffers made through it, then the backend
   }
 
-  sy_buffer_t alloc(uint64_t size) {
-    sy_buffer_t b = nullptr;
-    EXPECT_EQ(api_->buffer_alloc(be_, size, &b), SY_OK) << error();
-    buffers_.push_back(b);
-    return b;
-  }
-  sy_buffer_t upload(const void* data, uint64_t size) {
-    sy_buffer_t b = alloc(size);
-    EXPECT_EQ(api_->buffer_write(be_, b, 0, data, size), SY_OK) << error();
-    return b;
-  }
+  sy_buffer_t alloc(uint64_t size) { return handle_->alloc(size); }
+  sy_buffer_t upload(const void* data, uint64_t size) { return handle_->upload(data, size); }
   template <class T>
   sy_buffer_t upload(const std::vector<T>& v) {
     return upload(v.data(), v.size() * sizeof(T));
   }
   static sy_tensor tensor(uint32_t dtype, sy_buffer_t buf, uint64_t offset,
                           std::vector<int64_t> ne) {
-    sy_tensor t = {};
-    t.struct_size = sizeof t;
-    t.dtype = dtype;
-    t.buffer = buf;
-    t.offset = offset;
-    for (int i = 0; i < 4; ++i) t.ne[i] = i < (int)ne.size() ? ne[i] : 1;
-    return t;
+    return sy::test::Handle::tensor(dtype, buf, offset, std::move(ne));
   }
   // A fresh buffer holding `v` as an F32 tensor of shape ne.
   sy_tensor f32(const std::vector<float>& v, std::vector<int64_t> ne) {
-    return tensor(SY_DTYPE_F32, upload(v), 0, std::move(ne));
+    return handle_->make(v, std::move(ne));
   }
-  std::vector<float> read(const sy_tensor& t) {
-    const int64_t n = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
-    std::vector<float> v(n);
-    EXPECT_EQ(api_->synchronize(be_), SY_OK);
-    EXPECT_EQ(api_->buffer_read(be_, t.buffer, t.offset, v.data(), n * 4), SY_OK) << error();
-    return v;
-  }
+  std::vector<float> read(const sy_tensor& t) { return handle_->read(t); }
   std::string error() const { return api_->last_error(be_); }
 
   const LoadedPlugin* plugin_ = nullptr;
   const sy_backend_iface* api_ = nullptr;
+  std::unique_ptr<sy::test::Handle> handle_;
   sy_backend_t be_ = nullptr;
-  std::vector<sy_buffer_t> buffers_;
+  std::vector<sy_buffer_t> buffers_;  // buffers a test made itself (buffer_from_host)
 };
 
 std::string backend_name(const ::testing::TestParamInfo<std::string>& p) {

@@ -173,14 +173,18 @@ TEST(BenchConfig, WorkloadAndSectionErrors) {
 
 TEST(BenchConfig, EmbeddedDefaultParses) {
   const CompareConfig c = parse_compare(kDefaultCompare, kDefaultCompareOrigin);
-  ASSERT_EQ(c.variants.size(), 3u);
+  ASSERT_EQ(c.variants.size(), 4u);
   EXPECT_EQ(c.variants[0].name, "dense/original");
-  EXPECT_EQ(c.variants[1].config.model.generate, "hybrid-small");
-  EXPECT_EQ(c.variants[2].config.scheduler.plugin, "dynamic");
+  EXPECT_EQ(c.variants[1].config.model.generate, "dense-20m");
+  EXPECT_EQ(c.variants[2].config.model.generate, "hybrid-20m");
+  EXPECT_EQ(c.variants[3].config.scheduler.plugin, "dynamic");
+  EXPECT_TRUE(c.variants[3].config.engine.prefix_caching);
   EXPECT_EQ(c.variants[0].config.backend.params, (sy::Params{{"threads", "1"}}));
   EXPECT_EQ(c.workload.arrival, WorkloadSpec::Arrival::gamma);
-  EXPECT_TRUE(c.capacity);
-  EXPECT_FALSE(c.sweep.rates.empty());
+  EXPECT_TRUE(c.sweep.enabled);
+  EXPECT_TRUE(c.sweep.rates.empty()) << "the automatic sweep";
+  EXPECT_EQ(c.sweep.factor, 2.0);
+  EXPECT_EQ(c.sweep.refine, 2u);
 }
 
 TEST(BenchConfig, EndpointVariants) {

@@ -103,6 +103,13 @@ TEST(Config, RangeAndEnumChecks) {
             "bad.toml:8:17: engine.kv_block_size: must be in [1, 4096], got 0");
   EXPECT_EQ(error_of(base + "[engine]\noverlap = 1\n"),
             "bad.toml:8:11: engine.overlap: expected a boolean, got integer");
+  EXPECT_EQ(error_of(base + "[engine]\nkv_dtype = \"bf16\"\n"),
+            "bad.toml:8:12: engine.kv_dtype: must be one of \"f32\", \"f16\", got 'bf16'");
+  EXPECT_EQ(error_of(base + "[engine]\nkv_dtype = 16\n"),
+            "bad.toml:8:12: engine.kv_dtype: expected a string, got integer");
+  EXPECT_EQ(sy::parse_config(base + "[engine]\nkv_dtype = \"f16\"\n", "ok.toml").engine.kv_dtype,
+            (uint32_t)SY_DTYPE_F16);
+  EXPECT_EQ(sy::parse_config(base, "ok.toml").engine.kv_dtype, (uint32_t)SY_DTYPE_F32);
   EXPECT_EQ(
       error_of("[model]\npath = \"m\"\ndtype = \"q4\"\n"),
       "bad.toml:3:9: model.dtype: must be one of f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, "

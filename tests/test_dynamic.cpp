@@ -85,7 +85,8 @@ TEST(Dynamic, PriorityFirstAndFcfsWithinAPriority) {
   sy::Scheduler s(plugin(), {{"adaptive", "false"}, {"prefix_ordering", "false"}});
   SchedHarness h;
   h.max_batch_tokens = 30;
-  h.waiting = {SchedHarness::req(1, 10, 4, 0), SchedHarness::req(2, 10, 4, 1), SchedHarness::req(3, 10, 4, 2)};
+  h.waiting = {SchedHarness::req(1, 10, 4, 0), SchedHarness::req(2, 10, 4, 1),
+               SchedHarness::req(3, 10, 4, 2)};
   h.waiting[2].priority = 5;
   ASSERT_EQ(h.run(s), SY_OK);
   EXPECT_EQ(h.planned(), (Plan{{3, 10}, {1, 10}, {2, 10}}));
@@ -146,14 +147,17 @@ TEST(Dynamic, RejectsUnknownAndBadParameters) {
     sy::Scheduler s(plugin(), {{"chunked", "true"}});
     FAIL();
   } catch (const sy::PluginError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("scheduler dynamic: create: dynamic: unknown parameter 'chunked' (known: ", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  "scheduler dynamic: create: dynamic: unknown parameter 'chunked' (known: ", 0),
+              0u)
         << e.what();
   }
   try {
     sy::Scheduler s(plugin(), {{"watermark", "0.9"}});
     FAIL();
   } catch (const sy::PluginError& e) {
-    EXPECT_EQ(std::string(e.what()), "scheduler dynamic: create: dynamic: bad value '0.9' for watermark");
+    EXPECT_EQ(std::string(e.what()),
+              "scheduler dynamic: create: dynamic: bad value '0.9' for watermark");
   }
 }
 
@@ -221,4 +225,41 @@ TEST(Dynamic, PreemptionBoundHoldsUnderMemoryPressure) {
     EXPECT_LE(r.preemptions, 3u) << "request " << rid;
   }
   EXPECT_GT(total_preemptions, 0u) << "the trace must actually exercise preemption";
+}
+
+// Under a long queue admission stays bounded by what the running requests will need.
+TEST(Dynamic, AdmissionLeavesABlockPerSequenceAndNeedsAStateSlot) {
+  sy::Scheduler s(plugin(), {{"adaptive", "false"}});
+  SchedHarness h;
+  h.free_blocks = 6;
+  h.total_blocks = 64;
+  // Each 16-token prompt takes one block and every admitted sequence keeps one free block to
+  // grow into: from 6 free blocks 3 are admitted (3 used + 3 kept), a 4th would leave 2 for 4.
+  for (uint64_t id = 1; id <= 5; ++id) h.waiting.push_back(SchedHarness::req(id, 16, 8, id));
+  ASSERT_EQ(h.run(s), SY_OK);
+  EXPECT_EQ(h.planned(), (Plan{{1, 16}, {2, 16}, {3, 16}}));
+  // Recurrent state: one free slot, one admission, however many blocks are free.
+  h.free_blocks = 64;
+  h.state_slots_total = 4;
+  h.state_slots_free = 1;
+  ASSERT_EQ(h.run(s), SY_OK);
+  EXPECT_EQ(h.planned(), (Plan{{1, 16}}));
+}
+
+TEST(Dynamic, DefersARequestWhosePrefixARunningOneIsPrefilling) {
+  sy::Scheduler s(plugin(), {{"adaptive", "false"}});
+  SchedHarness h;
+  h.running = {running(1, 200, 64, 0, 0)};  // prefilling a prompt the next one shares
+  auto shared = SchedHarness::req(2, 180, 8, 1);
+  shared.prefix_pending_len = 128;
+  auto other = SchedHarness::req(3, 40, 8, 2);
+  auto little = SchedHarness::req(4, 40, 8, 3);
+  little.prefix_pending_len = 16;  // under the 32-token threshold: not worth waiting for
+  h.waiting = {shared, other, little};
+  ASSERT_EQ(h.run(s), SY_OK);
+  EXPECT_EQ(h.planned(), (Plan{{1, 136}, {3, 40}, {4, 40}}));
+  // Without prefix ordering nothing is deferred.
+  sy::Scheduler plain(plugin(), {{"adaptive", "false"}, {"prefix_ordering", "false"}});
+  ASSERT_EQ(h.run(plain), SY_OK);
+  EXPECT_EQ(h.planned(), (Plan{{1, 136}, {2, 180}, {3, 40}, {4, 40}}));
 }

@@ -117,8 +117,9 @@ TEST(Overlap, PreemptingPlansWaitForTheComputingStep) {
   auto sync = make_run("fixed_window", false);
   const Tokens want = sync.run(sy::test::chunked_prefix_workload());
   auto run = make_run("dynamic", true);
+  run.params = sy::test::dynamic_timing_free();
   run.limits.prefix_caching = true;
-  run.kv_blocks = 24;  // ~10 x 100 tokens in 384 slots: the dynamic scheduler must preempt
+  run.kv_blocks = 16;  // ~10 x 100 tokens in 256 slots: the dynamic scheduler must preempt
   const double deferred0 = counter("overlap_deferred_plans");
   EXPECT_EQ(run.run(sy::test::chunked_prefix_workload()), want);
   EXPECT_GT(run.preemptions, 0u);

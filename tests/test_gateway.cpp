@@ -12,17 +12,6 @@ using sy::test::metric;
 
 namespace {
 
-// A model large enough that cpu_ref spends milliseconds per step, so a running batch lasts
-// long enough for a scrape to see it even on a loaded two-core machine.
-const sy::test::fs::path& stepping_model() {
-  static const sy::test::fs::path p = [] {
-    const auto path = sy::test::fs::path(testing::TempDir()) / "sy-gateway-dense-small.gguf";
-    sy::model::write_random_llama(sy::model::preset_shape("dense-small"), "f32", 7, path);
-    return path;
-  }();
-  return p;
-}
-
 // fixed_window holds a lone request for its wait window: queued long enough to be seen.
 constexpr int kWindowMs = 2500;
 std::string held_config(const std::string& serve = "") {
@@ -30,7 +19,7 @@ std::string held_config(const std::string& serve = "") {
          sy::test::variant_tables(
              "", "fixed_window",
              "max_batch = 8\nwait_window_ms = " + std::to_string(kWindowMs) + "\n",
-             stepping_model(), "kv_blocks = 40\n");
+             sy::test::stepping_model(), "kv_blocks = 40\n");
 }
 
 std::string error_code(const httplib::Result& r) {

@@ -377,59 +377,75 @@ TEST_P(GpuOps, AddAndSwigluAliasingTheirOutput) {
 
 // Mixed decode and prefill sequences, grouped-query heads, scattered non-contiguous blocks,
 // head sizes that are and are not whole warps.
+// With an F32 and an F16 cache (ABI 1.3): kv_store rounds to the same F16 bits as cpu_ref.
 TEST_P(GpuOps, KvStoreAndPagedAttentionDecodeAndPrefill) {
   struct Case {
     int64_t D, H, HK, bs;
   };
-  for (const Case& c : {Case{64, 4, 2, 16}, Case{80, 6, 6, 5}, Case{128, 8, 1, 16}}) {
-    SCOPED_TRACE("D=" + std::to_string(c.D) + " H=" + std::to_string(c.H) +
-                 " HK=" + std::to_string(c.HK) + " bs=" + std::to_string(c.bs));
-    // Sequence 0: 1 new token at position 40 (decode); 1: a 9-token prompt chunk at 3..11;
-    // 2: a fresh 6-token prompt; 3: decode at position 0.
-    const std::vector<int32_t> first = {40, 3, 0, 0}, count = {1, 9, 6, 1};
-    const int64_t n_blocks = 64, max_blocks = 12, W = c.D * c.HK;
-    std::vector<int32_t> tables(4 * max_blocks), pos, slots;
-    std::vector<uint32_t> start = {0};
-    for (int s = 0; s < 4; ++s) {
-      for (int b = 0; b < max_blocks; ++b)
-        tables[s * max_blocks + b] = (b * 17 + s * 5 + 3) % n_blocks;
-      for (int t = 0; t < count[s]; ++t) {
-        const int32_t p = first[s] + t;
-        pos.push_back(p);
-        slots.push_back(tables[s * max_blocks + p / c.bs] * (int32_t)c.bs + p % (int32_t)c.bs);
+  EXPECT_EQ(gpu_->info().kv_dtypes, (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16));
+  for (const uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
+    for (const Case& c : {Case{64, 4, 2, 16}, Case{80, 6, 6, 5}, Case{128, 8, 1, 16}}) {
+      SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, D=" + std::to_string(c.D) +
+                   " H=" + std::to_string(c.H) + " HK=" + std::to_string(c.HK) +
+                   " bs=" + std::to_string(c.bs));
+      // Sequence 0: 1 new token at position 40 (decode); 1: a 9-token prompt chunk at 3..11;
+      // 2: a fresh 6-token prompt; 3: decode at position 0.
+      const std::vector<int32_t> first = {40, 3, 0, 0}, count = {1, 9, 6, 1};
+      const int64_t n_blocks = 64, max_blocks = 12, W = c.D * c.HK;
+      std::vector<int32_t> tables(4 * max_blocks), pos, slots;
+      std::vector<uint32_t> start = {0};
+      for (int s = 0; s < 4; ++s) {
+        for (int b = 0; b < max_blocks; ++b)
+          tables[s * max_blocks + b] = (b * 17 + s * 5 + 3) % n_blocks;
+        for (int t = 0; t < count[s]; ++t) {
+          const int32_t p = first[s] + t;
+          pos.push_back(p);
+          slots.push_back(tables[s * max_blocks + p / c.bs] * (int32_t)c.bs + p % (int32_t)c.bs);
+        }
+        start.push_back((uint32_t)pos.size());
       }
-      start.push_back((uint32_t)pos.size());
+      const int64_t T = (int64_t)pos.size();
+      Rng rng(c.D + c.H);
+      const auto kc = rng.vec(W * c.bs * n_blocks, -2, 2), vc = rng.vec(W * c.bs * n_blocks, -2, 2);
+      const auto k = rng.vec(W * T, -2, 2), v = rng.vec(W * T, -2, 2),
+                 q = rng.vec(c.D * c.H * T, -2, 2);
+      std::vector<uint16_t> kc16(kc.size()), vc16(vc.size());
+      for (size_t i = 0; i < kc.size(); ++i)
+        kc16[i] = sy::dtype::f32_to_f16(kc[i]), vc16[i] = sy::dtype::f32_to_f16(vc[i]);
+      std::vector<float> out[2], kcache[2];
+      std::vector<uint16_t> kcache16[2];
+      both([&](Handle& h, bool g) {
+        const bool f16 = kv == SY_DTYPE_F16;
+        sy_tensor tkc =
+            f16 ? h.make(kc16, {W, c.bs * n_blocks}, kv) : h.make(kc, {W, c.bs * n_blocks});
+        sy_tensor tvc =
+            f16 ? h.make(vc16, {W, c.bs * n_blocks}, kv) : h.make(vc, {W, c.bs * n_blocks});
+        sy_tensor tk = h.make(k, {W, T}), tv = h.make(v, {W, T}), tq = h.make(q, {c.D, c.H, T});
+        sy_tensor to = h.zeros({c.D, c.H, T});
+        const sy_kv_store_args st{sizeof(sy_kv_store_args), &tk, &tv, &tkc, &tvc, slots.data()};
+        ASSERT_EQ(h.api().kv_store(h.get(), &st), SY_OK) << h.error();
+        sy_attention_args a{};
+        a.struct_size = sizeof a;
+        a.q = &tq, a.k_cache = &tkc, a.v_cache = &tvc, a.out = &to;
+        a.n_kv_head = (uint32_t)c.HK;
+        a.n_seqs = 4;
+        a.seq_token_start = start.data();
+        a.token_pos = pos.data();
+        a.block_tables = tables.data();
+        a.max_blocks_per_seq = (uint32_t)max_blocks;
+        a.block_size = (uint32_t)c.bs;
+        a.scale = 1.0f / std::sqrt((float)c.D);
+        ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
+        out[g] = h.read(to);
+        if (f16)
+          kcache16[g] = h.read<uint16_t>(tkc);
+        else
+          kcache[g] = h.read(tkc);
+      });
+      EXPECT_EQ(kcache[1], kcache[0]);
+      EXPECT_EQ(kcache16[1], kcache16[0]);
+      EXPECT_TRUE(close(out[1], out[0], std::vector<double>(out[0].size(), 2.0)));  // max |v| = 2
     }
-    const int64_t T = (int64_t)pos.size();
-    Rng rng(c.D + c.H);
-    const auto kc = rng.vec(W * c.bs * n_blocks, -2, 2), vc = rng.vec(W * c.bs * n_blocks, -2, 2);
-    const auto k = rng.vec(W * T, -2, 2), v = rng.vec(W * T, -2, 2),
-               q = rng.vec(c.D * c.H * T, -2, 2);
-    std::vector<float> out[2], kcache[2];
-    both([&](Handle& h, bool g) {
-      sy_tensor tkc = h.make(kc, {W, c.bs * n_blocks}), tvc = h.make(vc, {W, c.bs * n_blocks});
-      sy_tensor tk = h.make(k, {W, T}), tv = h.make(v, {W, T}), tq = h.make(q, {c.D, c.H, T});
-      sy_tensor to = h.zeros({c.D, c.H, T});
-      const sy_kv_store_args st{sizeof(sy_kv_store_args), &tk, &tv, &tkc, &tvc, slots.data()};
-      ASSERT_EQ(h.api().kv_store(h.get(), &st), SY_OK) << h.error();
-      sy_attention_args a{};
-      a.struct_size = sizeof a;
-      a.q = &tq, a.k_cache = &tkc, a.v_cache = &tvc, a.out = &to;
-      a.n_kv_head = (uint32_t)c.HK;
-      a.n_seqs = 4;
-      a.seq_token_start = start.data();
-      a.token_pos = pos.data();
-      a.block_tables = tables.data();
-      a.max_blocks_per_seq = (uint32_t)max_blocks;
-      a.block_size = (uint32_t)c.bs;
-      a.scale = 1.0f / std::sqrt((float)c.D);
-      ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
-      out[g] = h.read(to);
-      kcache[g] = h.read(tkc);
-    });
-    EXPECT_EQ(kcache[1], kcache[0]);
-    EXPECT_TRUE(close(out[1], out[0], std::vector<double>(out[0].size(), 2.0)));  // max |v| = 2
-  }
 }
 
 TEST_P(GpuOps, AttentionRefusesHeadsAbove256) {

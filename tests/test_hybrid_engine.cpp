@@ -10,6 +10,7 @@
 #include "gguf/gguf.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
+#include "host/process_scheduler.h"
 #include "host/scheduler.h"
 #include "modelgen/generator.h"
 #include "naive_hybrid.h"
@@ -45,31 +46,43 @@ std::vector<std::vector<int32_t>> prompts(int n) {
   return out;
 }
 
-double counter(const std::string& name) {
-  const auto c = sy::host_counters();
-  auto it = c.find(name);
-  return it == c.end() ? 0 : it->second;
-}
-
 struct Run {
   std::vector<std::vector<int32_t>> tokens;
   uint32_t preemptions = 0;
   uint64_t invalid_plans = 0;
   std::map<uint32_t, uint64_t> peak_by_path;  // requests alternate between paths 0 and 1
   uint64_t max_state_in_use = 0, state_per_seq = 0, bytes_per_block = 0;
+  std::map<std::string, double> counters;  // the engine's own
 };
 
+// How the scheduler runs and what the engine caches.
+struct Mode {
+  bool isolated = false;  // [scheduler] isolation = "process"
+  bool prefix_caching = false;
+};
+
+std::unique_ptr<sy::Scheduler> make_scheduler(const std::string& name, const sy::Params& params,
+                                              bool isolated) {
+  if (!isolated)
+    return std::make_unique<sy::Scheduler>(host().load(SY_PLUGIN_SCHEDULER, name), params);
+  sy::ProcessOptions o;
+  o.runner = SWITCHYARD_RUNNER;
+  return sy::make_process_scheduler(host().locate(SY_PLUGIN_SCHEDULER, name), params, o);
+}
+
 Run run(const std::string& preset, const std::string& backend, const std::string& scheduler,
-        const sy::Params& sched_params, uint32_t blocks, uint32_t max_new, int n_prompts = 6) {
+        const sy::Params& sched_params, uint32_t blocks, uint32_t max_new, int n_prompts = 6,
+        Mode mode = {}) {
   auto file = sy::gguf::File::open(model_file(preset));
   sy::Backend be(host().load(SY_PLUGIN_BACKEND, backend), {});
   auto model = sy::model::load_model(*file, be);
   sy::model::KvCache cache(be, model->info().n_attn_layers, model->info().kv_row_width, 16, blocks);
-  sy::Scheduler s(host().load(SY_PLUGIN_SCHEDULER, scheduler), sched_params);
+  const auto s = make_scheduler(scheduler, sched_params, mode.isolated);
   sy::engine::EngineLimits lim;
   lim.max_batch_tokens = 64;
   lim.max_seqs = 4;
-  sy::engine::Engine e(*model, cache, s, lim);
+  lim.prefix_caching = mode.prefix_caching;
+  sy::engine::Engine e(*model, cache, *s, lim);
   std::vector<uint64_t> ids;
   for (const auto& p : prompts(n_prompts)) {
     sy::engine::RequestSpec spec;
@@ -93,6 +106,7 @@ Run run(const std::string& preset, const std::string& backend, const std::string
     r.preemptions += e.request(id).num_preemptions;
   }
   r.invalid_plans = e.invalid_plans();
+  r.counters = e.counters().snapshot();
   return r;
 }
 
@@ -134,25 +148,42 @@ TEST(HybridEngine, GreedyTokensFollowTheReferenceArgmax) {
 // at position 0, so the slot's state is zeroed and the tokens equal an unconstrained run.
 TEST(HybridEngine, PreemptionAndRecomputeResetTheRecurrentState) {
   const auto free_run = run("hybrid-tiny", "cpu_ref", "fixed_window", kFixed4, 64, 24);
-  const auto tight = run("hybrid-tiny", "cpu_ref", "dynamic", {}, 9, 24);
+  // No aging: past aging_ms (on a loaded machine) the order turns FCFS and may not preempt.
+  const auto tight = run("hybrid-tiny", "cpu_ref", "dynamic", {{"aging_ms", "1e9"}}, 9, 24);
   EXPECT_GT(tight.preemptions, 0u) << "the cache was not tight enough to provoke a preemption";
   EXPECT_EQ(tight.tokens, free_run.tokens);
 }
 
-TEST(HybridEngine, SchedulerViewReportsTheStateSlotBudget) {
-  const double steps0 = counter("probe.steps"), total0 = counter("probe.slots_total");
-  const double bad0 = counter("probe.slot_mismatch");
-  run("hybrid-tiny", "cpu_ref", "state_view_probe", {}, 64, 6);
-  const double steps = counter("probe.steps") - steps0;
-  EXPECT_GT(steps, 0);
-  EXPECT_EQ(counter("probe.slots_total") - total0, 4 * steps);  // max_seqs slots every step
-  EXPECT_EQ(counter("probe.slot_mismatch") - bad0, 0);
-  // A model without recurrent layers has no state budget.
-  const double total1 = counter("probe.slots_total"), steps1 = counter("probe.steps");
-  run("moe-tiny", "cpu_ref", "state_view_probe", {}, 64, 3, 2);
-  EXPECT_GT(counter("probe.steps"), steps1);
-  EXPECT_EQ(counter("probe.slots_total"), total1);
-  EXPECT_EQ(counter("probe.slot_mismatch") - bad0, 0);
+// A state-aware plugin sees the same budget in both isolation modes (the child's view carries
+// every member of the struct), and its counters land in the engine that planned.
+TEST(HybridEngine, SchedulerViewReportsTheStateSlotBudgetInBothIsolationModes) {
+  // A counter never added reads 0 (an isolated plugin's zero deltas are not forwarded).
+  auto get = [](const auto& r, const std::string& k) {
+    auto it = r.counters.find(k);
+    return it == r.counters.end() ? 0.0 : it->second;
+  };
+  for (bool isolated : {false, true}) {
+    SCOPED_TRACE(isolated ? "process" : "in_process");
+    const auto r =
+        run("hybrid-tiny", "cpu_ref", "state_view_probe", {}, 64, 6, 6, {isolated, false});
+    const double steps = get(r, "probe.steps");
+    EXPECT_GT(steps, 0);
+    EXPECT_EQ(get(r, "probe.slots_total"), 4 * steps);  // max_seqs slots every step
+    EXPECT_EQ(get(r, "probe.slot_mismatch"), 0);
+    EXPECT_EQ(get(r, "probe.snapshot_slots"), 0);  // no prefix caching: no snapshots
+    // With hybrid prefix caching: 4 snapshot slots per running one, never more cached.
+    const auto c =
+        run("hybrid-tiny", "cpu_ref", "state_view_probe", {}, 64, 6, 6, {isolated, true});
+    EXPECT_EQ(get(c, "probe.snapshot_slots"), 16 * get(c, "probe.steps"));
+    EXPECT_EQ(get(c, "probe.slot_mismatch"), 0);
+    EXPECT_EQ(c.tokens, r.tokens);
+    EXPECT_EQ(c.invalid_plans, 0u);
+    // A model without recurrent layers has no state budget.
+    const auto m = run("moe-tiny", "cpu_ref", "state_view_probe", {}, 64, 3, 2, {isolated, false});
+    EXPECT_GT(get(m, "probe.steps"), 0);
+    EXPECT_EQ(get(m, "probe.slots_total"), 0);
+    EXPECT_EQ(get(m, "probe.slot_mismatch"), 0);
+  }
 }
 
 // Peak memory per triage path: with one request at a time (max_batch 1) a path's peak is its

@@ -77,19 +77,46 @@ TEST(LlamaModel, DecodingThroughTheCacheEqualsPrefill) {
     const uint32_t V = m.model->info().n_vocab;
     const auto toks = sample_tokens(35, int(V), 1);  // crosses two block boundaries
     const auto full = m.prefill(toks);
-    std::vector<int32_t> blocks;
-    ASSERT_TRUE(m.cache->pool().allocate(m.cache->blocks_for(toks.size()), blocks));
-    // 10 tokens of prefill, then one at a time.
-    sy::model::SeqInput first{toks.data(), 10, 0, &blocks, true};
-    auto step = m.model->forward({first}, *m.cache, true);
-    std::vector<float> inc(step.begin(), step.end());
-    for (uint32_t p = 10; p < toks.size(); ++p) {
-      sy::model::SeqInput d{&toks[p], 1, p, &blocks, true};
-      step = m.model->forward({d}, *m.cache);
-      inc.insert(inc.end(), step.begin(), step.end());
-    }
+    const auto inc = m.prefill_then_decode(toks, 10);
     ASSERT_EQ(inc.size(), full.size());
     EXPECT_LT(nmse(inc, widen(full)), 1e-10) << backend;
+  }
+}
+
+// The F16 KV cache ([engine] kv_dtype = "f16"): cpu_onednn against cpu_ref on the same F16
+// cache within the F32 tolerance (both read the same rounded values), decode through the cache
+// equal to prefill, and the F16 cache within F16 rounding of the exact F32 one.
+TEST(LlamaModel, F16KvCacheAgreesAcrossBackendsAndStaysCloseToF32) {
+  const auto toks =
+      sample_tokens(40, int(Loaded(model_file("f32"), "cpu_ref").model->info().n_vocab), 3);
+  std::vector<float> logits[2];
+  for (int b = 0; b < 2; ++b) {
+    Loaded m(model_file("f32"), b ? "cpu_ref" : "cpu_onednn", 64, SY_DTYPE_F16);
+    ASSERT_EQ(m.cache->k(0).dtype, (uint32_t)SY_DTYPE_F16);
+    logits[b] = m.prefill(toks);
+    const auto inc = m.prefill_then_decode(toks, 10);  // through the F16 cache
+    EXPECT_LT(nmse(inc, widen(logits[b])), 1e-10) << (b ? "cpu_ref" : "cpu_onednn");
+  }
+  EXPECT_LT(nmse(logits[0], widen(logits[1])), 1e-8);
+  Loaded exact(model_file("f32"), "cpu_ref");
+  const double e = nmse(logits[1], widen(exact.prefill(toks)));
+  std::printf("  F16 vs F32 KV cache, cpu_ref logits NMSE %.2e\n", e);
+  EXPECT_LT(e, 1e-6);
+}
+
+// A backend that does not report an F16 cache (device_info kv_dtypes, ABI 1.3) is refused by
+// name before anything is allocated.
+TEST(LlamaModel, F16KvCacheRefusedOnABackendWithoutIt) {
+  sy::PluginHost test_host({SWITCHYARD_TEST_PLUGIN_DIR, SWITCHYARD_PLUGIN_DIR});
+  sy::Backend b(test_host.load(SY_PLUGIN_BACKEND, "ref_no_hybrid"), {});
+  EXPECT_EQ(b.device().kv_dtypes, 1ull << SY_DTYPE_F32);
+  try {
+    sy::model::KvCache cache(b, 2, 64, 16, 8, SY_DTYPE_F16);
+    FAIL() << "an F16 cache was built";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "backend ref_no_hybrid does not support an F16 KV cache ([engine] kv_dtype = \"f16\")");
   }
 }
 

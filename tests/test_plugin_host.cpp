@@ -56,8 +56,7 @@ void expect_scheduler_works(sy::Scheduler& s) {
   p.entries_capacity = 4;
   p.preempt = pre;
   p.preempt_capacity = 4;
-  std::string err;
-  ASSERT_EQ(s.plan(v, p, err), SY_OK) << err;
+  ASSERT_NO_THROW(s.plan(v, p));
   ASSERT_EQ(p.n_entries, 1u);
   EXPECT_EQ(e[0].id, 7u);
   EXPECT_EQ(e[0].num_tokens, 5u);
@@ -225,7 +224,8 @@ TEST(PluginHost, NoteAndEntryMustAgree) {
                                   "entry (scheduler 'note_mismatch')");
 }
 
-// Every in-tree plugin carries a note equal to what its entry reports.
+// Every in-tree plugin carries a note equal to what its entry reports (the description its
+// prefix).
 TEST(PluginHost, InTreePluginsCarryTheirNote) {
   PluginHost host({kPlugins});
   size_t n = 0;
@@ -236,7 +236,8 @@ TEST(PluginHost, InTreePluginsCarryTheirNote) {
     EXPECT_EQ(p->name(), from_note.name);
     EXPECT_EQ(p->kind(), from_note.kind);
     EXPECT_EQ(p->version(), from_note.version);
-    EXPECT_EQ(p->description(), from_note.description);
+    // The entry may add what it found at load (cpu_onednn: its kernel path) after the note's.
+    EXPECT_EQ(p->description().rfind(from_note.description, 0), 0u) << p->description();
     EXPECT_EQ(p->capabilities(), from_note.capabilities);
     EXPECT_EQ(p->abi_version(), from_note.abi_version);
     ++n;

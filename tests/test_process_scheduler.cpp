@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "engine_run.h"
+#include "host/plan_wire.h"
 #include "host/process_scheduler.h"
 
 namespace fs = std::filesystem;
@@ -213,8 +214,7 @@ TEST(ProcessScheduler, CostModelCallsReachTheHost) {
   p.preempt = pre;
   p.preempt_capacity = 2;
   const double cost0 = counter("bad_plan_cost_ns");
-  std::string err;
-  ASSERT_EQ(s->plan(v, p, err), SY_OK) << err;
+  ASSERT_NO_THROW(s->plan(v, p));
   EXPECT_EQ(p.n_entries, 0u);
   EXPECT_EQ(counter("bad_plan_cost_ns") - cost0, 5'000'000 + 7000 + 30 + 100);
 }
@@ -241,7 +241,65 @@ TEST(ProcessSchedulerConfig, IsolationIsAHostKeyNotAPluginParameter) {
     FAIL() << "accepted isolation = \"sandbox\"";
   } catch (const sy::ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "t.toml:7:13: scheduler.isolation: must be \"in_process\" or \"process\", got "
+              "t.toml:7:13: scheduler.isolation: must be one of \"in_process\", \"process\", got "
               "'sandbox'");
   }
+}
+
+// The wire carries the view as its own bytes: every member but the host's pointers arrives as
+// sent, whatever the struct holds (a member appended later included), so nothing can be left
+// out the way state_slots_total / state_slots_free once were.
+TEST(PlanWire, EveryViewMemberButTheHostPointersArrives) {
+  sy_sched_view v;
+  auto* bytes = reinterpret_cast<unsigned char*>(&v);
+  for (size_t i = 0; i < sizeof v; ++i) bytes[i] = static_cast<unsigned char>(i * 7 + 1);
+  sy_sched_request reqs[3]{};
+  for (int i = 0; i < 3; ++i) reqs[i].id = 100 + i;
+  v.struct_size = sizeof v;
+  v.request_size = sizeof(sy_sched_request);
+  v.waiting = reqs;
+  v.n_waiting = 2;
+  v.running = reqs + 2;
+  v.n_running = 1;
+  sy_sched_plan caps{};
+  caps.entries_capacity = 4;
+  caps.preempt_capacity = 2;
+  sy::wire::Writer w;
+  sy::wire::put_view(w, v, caps);
+  sy::wire::Reader r(w.data());
+  const sy::wire::ViewCopy c = sy::wire::get_view(r);
+  EXPECT_TRUE(r.done());
+  const auto* got = reinterpret_cast<const unsigned char*>(&c.view);
+  const size_t pointers[] = {offsetof(sy_sched_view, waiting), offsetof(sy_sched_view, running),
+                             offsetof(sy_sched_view, estimate_step_ns),
+                             offsetof(sy_sched_view, cost_ctx), offsetof(sy_sched_view, host_ctx)};
+  auto in_pointer = [&](size_t i) {
+    for (size_t p : pointers)
+      if (i >= p && i < p + sizeof(void*)) return true;
+    return false;
+  };
+  for (size_t i = sizeof(uint32_t); i < sizeof v; ++i) {
+    if (in_pointer(i)) continue;
+    ASSERT_EQ(got[i], bytes[i]) << "byte " << i << " of sy_sched_view";
+  }
+  EXPECT_EQ(c.view.state_slots_total, v.state_slots_total);
+  EXPECT_EQ(c.view.state_slots_free, v.state_slots_free);
+  EXPECT_EQ(c.view.state_slots_cached, v.state_slots_cached);
+  EXPECT_EQ(c.view.host_ctx, nullptr) << "a host address means nothing in the child";
+  EXPECT_EQ(c.view.cost_ctx, nullptr);
+  EXPECT_TRUE(c.has_cost_model);  // the pattern left estimate_step_ns non-null
+  ASSERT_EQ(c.view.n_waiting, 2u);
+  EXPECT_EQ(SY_SCHED_REQUEST_AT(&c.view, c.view.waiting, 1)->id, 101u);
+  EXPECT_EQ(SY_SCHED_REQUEST_AT(&c.view, c.view.running, 0)->id, 102u);
+  EXPECT_EQ(c.entries_capacity, 4u);
+  EXPECT_EQ(c.preempt_capacity, 2u);
+
+  const sy_step_shape shape{sizeof(sy_step_shape), 17, 5, 0, 12345};
+  sy::wire::Writer ws;
+  sy::wire::put_shape(ws, shape);
+  sy::wire::Reader rs(ws.data());
+  const sy_step_shape back = sy::wire::get_shape(rs);
+  EXPECT_EQ(back.n_prefill_tokens, 17u);
+  EXPECT_EQ(back.n_decode_seqs, 5u);
+  EXPECT_EQ(back.kv_ctx_tokens, 12345u);
 }

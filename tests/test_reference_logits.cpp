@@ -52,6 +52,31 @@ INSTANTIATE_TEST_SUITE_P(Files, ReferenceLogits, testing::ValuesIn(cases()), [](
   return info.param.backend + "_" + info.param.type;
 });
 
+// cpu_onednn against cpu_ref on llama.cpp's files of every type, decoding through the cache (one
+// token per step: the integer-dot GEMV on int16-quantized activations) and prefilling (the
+// GEMM on dequantised panels). The activations' quantization (d = max|x| / 32767 per 256
+// values, kernels/kernels.h) moves each matmul input by at most 1.5e-5 of its block's largest
+// value, so the logits stay within NMSE 1e-8 of cpu_ref's; a wrong scale, offset or code in a
+// block type's kernel gives NMSE far above it (a 0.1% offset error already fails the kernel
+// tests).
+TEST(ReferenceFilesOnednn, DecodeAndPrefillAgreeWithCpuRefInEveryType) {
+  const auto manifest = sy::test::read_manifest();
+  for (const auto& t : sy::test::reference_quant_types()) {
+    SCOPED_TRACE(t);
+    const auto path = sy::test::reference_models() / ("tiny-llama-" + t + ".gguf");
+    const auto& prompt = manifest.at(path.filename().string()).prompt;
+    Loaded ref(path, "cpu_ref"), onednn(path, "cpu_onednn");
+    const std::vector<float> want = ref.prefill(prompt);
+    const std::vector<float> dec = onednn.prefill_then_decode(prompt, 4);
+    const std::vector<float> pre = onednn.prefill(prompt);
+    const double e_dec = sy::test::nmse(want, dec), e_pre = sy::test::nmse(want, pre);
+    std::printf("  %-7s cpu_onednn vs cpu_ref NMSE: decode %.2e, prefill %.2e\n", t.c_str(), e_dec,
+                e_pre);
+    EXPECT_LT(e_dec, 1e-8);
+    EXPECT_LT(e_pre, 1e-8);
+  }
+}
+
 // Generated files of the mixed types (small rows: most tensors take llama-quantize's fallback
 // types) run and agree with the naive forward pass on the same dequantised weights.
 class GeneratedMixes : public testing::TestWithParam<Case> {};

@@ -236,10 +236,8 @@ TEST(ServerHttp, FullQueueIs429AndTimeoutIs504) {
 }
 
 TEST(ServerHttp, DisconnectCancelsAStreamingRequestAndFreesItsBlocks) {
-  // dense-small (2048 context) decodes slowly enough on cpu_ref that 1800 tokens outlast the test.
-  const auto model = server_dir() / "dense-small.gguf";
-  if (!fs::exists(model))
-    sy::model::write_random_llama(sy::model::preset_shape("dense-small"), "f32", 5, model);
+  // 1800 tokens on it outlast the test.
+  const auto model = stepping_model();
   TestServer s("http-disconnect", single("fixed_window", "wait_window_ms = 0\n", "", model));
   {
     RawClient c(s.server->port());

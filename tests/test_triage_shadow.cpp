@@ -41,7 +41,7 @@ TEST(TriageShadow, ALightAnswerThatDiffersFromItsFullShadowIsAMisroute) {
   m.shadow_compared("p", "s", compare_outputs(out({1, 2}, 1), out({1, 3}, 0)));
   m.shadow_compared("p", "s", compare_outputs(out({1, 2}, 1), out({1, 2}, 0)));
   m.shadow_compared("p", "s", compare_outputs(out({1, 2}, 0), out({1, 3}, 0)));
-  const std::string text = m.render({}, {});
+  const std::string text = m.render({});
   const std::string l = "{model_name=\"tiny\",variant=\"p\",shadow=\"s\"}";
   EXPECT_EQ(sy::test::metric(text, "switchyard:triage_shadowed_light_total" + l), 2);
   EXPECT_EQ(sy::test::metric(text, "switchyard:triage_misroutes_total" + l), 1);
@@ -133,3 +133,27 @@ TEST(TriageShadow, ServerCountsMisroutesOfLightRequestsAgainstTheFullPath) {
 }
 
 }  // namespace
+
+// Engine counters are per variant: two runners' counters never mix in the exposition, and two
+// runners of one variant (one draining after a swap) add up.
+TEST(ServeMetricsCounters, EachVariantShowsItsOwnEngineCounters) {
+  ServeMetrics m("tiny");
+  sy::server::RunnerSnapshot a, b, a_old;
+  a.variant = a_old.variant = "a";
+  b.variant = "b";
+  a.counters = {{"num_preemptions", 2}, {"prefix_cache_hit_tokens", 30}, {"x.y", 1}};
+  a_old.counters = {{"num_preemptions", 1}};
+  b.counters = {{"num_preemptions", 5}, {"expert_activations.1.3", 7}};
+  const std::string text = m.render({a, b, a_old});
+  auto l = [](const char* v) { return std::string("{model_name=\"tiny\",variant=\"") + v + "\"}"; };
+  EXPECT_EQ(sy::test::metric(text, "switchyard:num_preemptions_total" + l("a")), 3);
+  EXPECT_EQ(sy::test::metric(text, "switchyard:num_preemptions_total" + l("b")), 5);
+  EXPECT_EQ(sy::test::metric(text, "switchyard:prefix_cache_hits_total" + l("a")), 30);
+  EXPECT_EQ(sy::test::metric(text,
+                             "switchyard:expert_activations_total{model_name=\"tiny\",variant=\"b\","
+                             "layer=\"1\",expert=\"3\"}"),
+            7);
+  EXPECT_EQ(sy::test::metric(text, "switchyard:host_counter_total{model_name=\"tiny\",variant=\"a\","
+                                   "name=\"x_y\"}"),
+            1);
+}

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "engine/engine.h"
@@ -45,17 +46,33 @@ inline const fs::path& model_file(const std::string& dtype, bool tied = false) {
   return files[key] = p;
 }
 
+// A generated model of any preset (hybrid-tiny, mamba-tiny, ...), f32, written once per process
+// under a per-pid name and renamed into place (ctest runs tests of a binary in parallel).
+inline const fs::path& preset_model_file(const std::string& preset, uint64_t seed = 3) {
+  static std::map<std::string, fs::path> files;
+  const std::string key = preset + "-s" + std::to_string(seed);
+  if (auto it = files.find(key); it != files.end()) return it->second;
+  const fs::path dir = testing::TempDir();
+  const fs::path p = dir / ("sy-preset-" + key + ".gguf");
+  const fs::path tmp = dir / ("sy-preset-" + key + "-" + std::to_string(::getpid()) + ".gguf");
+  sy::model::write_random_model(sy::model::preset_shape(preset), "f32", seed, tmp);
+  fs::rename(tmp, p);
+  return files[key] = p;
+}
+
 struct Loaded {
   std::unique_ptr<sy::gguf::File> file;
   std::unique_ptr<sy::Backend> backend;
   std::unique_ptr<sy::model::Model> model;
   std::unique_ptr<sy::model::KvCache> cache;
-  Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64) {
+  Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64,
+         uint32_t kv_dtype = SY_DTYPE_F32) {
     file = sy::gguf::File::open(p);
-    backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
+    backend =
+        std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
     model = sy::model::load_model(*file, *backend);
-    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers, model->info().kv_row_width, 16,
-                                                 blocks);
+    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,
+                                                 model->info().kv_row_width, 16, blocks, kv_dtype);
   }
   // All-position logits of one sequence, prefilled in one pass.
   std::vector<float> prefill(const std::vector<int32_t>& toks) {
@@ -63,6 +80,22 @@ struct Loaded {
     EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
     sy::model::SeqInput in{toks.data(), uint32_t(toks.size()), 0, &blocks, true};
     auto out = model->forward({in}, *cache, true);
+    cache->pool().release(blocks);
+    return out;
+  }
+  // All-position logits of one sequence through the cache: n_prefill tokens in one pass, then
+  // one at a time (the decode path: M = 1 matmuls).
+  std::vector<float> prefill_then_decode(const std::vector<int32_t>& toks, uint32_t n_prefill) {
+    std::vector<int32_t> blocks;
+    EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
+    sy::model::SeqInput first{toks.data(), n_prefill, 0, &blocks, true};
+    auto step = model->forward({first}, *cache, true);
+    std::vector<float> out(step.begin(), step.end());
+    for (uint32_t p = n_prefill; p < toks.size(); ++p) {
+      sy::model::SeqInput d{&toks[p], 1, p, &blocks, true};
+      step = model->forward({d}, *cache);
+      out.insert(out.end(), step.begin(), step.end());
+    }
     cache->pool().release(blocks);
     return out;
   }
@@ -80,6 +113,7 @@ struct EngineRun {
   fs::path model;
   uint64_t preemptions = 0;
   uint64_t prefix_hit_tokens = 0;
+  std::map<std::string, double> counters;  // the engine's own, after the run
   bool stop_at_eos = false;  // stops at limits.eos
   // Called after every step with the engine and the request ids (to cancel some mid-run).
   std::function<void(sy::engine::Engine&, const std::vector<uint64_t>&, int step)> after_step;
@@ -107,6 +141,10 @@ struct EngineRun {
     }
     EXPECT_EQ(e.invalid_plans(), 0u) << scheduler;
     EXPECT_EQ(m.cache->pool().free_count(), m.cache->pool().total()) << "blocks leaked";
+    if (e.snapshots()) {
+      EXPECT_EQ(e.snapshots()->in_use(), 0u) << "state snapshots left pinned";
+    }
+    counters = e.counters().snapshot();
     std::vector<std::vector<int32_t>> out;
     for (auto id : ids) {
       const auto& r = e.request(id);

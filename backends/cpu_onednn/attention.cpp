@@ -1,105 +1,152 @@
-// kv_store and causal paged attention: OpenMP over (token, head), AVX2 within a head.
-#include <omp.h>
-
+// kv_store and causal paged attention, flash-attention style: a work item is a tile of query
+// tokens of one sequence times the query heads of one KV head; it walks the sequence's keys in
+// tiles gathered from the paged cache (F32 or F16) into contiguous F32 scratch, and the path's
+// tile kernel keeps an online softmax, so no score row of the full context is ever stored.
+// A one-token item (decode) reads the cache in place instead: its few rows cannot pay for the
+// gather and transpose of every key tile.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "onednn_backend.h"
-#include "vec_math.h"
 
 namespace sy::cpu_onednn {
 namespace {
 
-float dot(const float* a, const float* b, int64_t n) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
-  }
-  for (; i + 8 <= n; i += 8)
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-  float s = hsum(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-// y += a * x
-void axpy(float a, const float* x, float* y, int64_t n) {
-  const __m256 va = _mm256_set1_ps(a);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] += a * x[i];
-}
+// Query rows per work item (tokens x heads of a group): the key tiles gathered for an item are
+// reused by this many rows, and its scratch stays in L2.
+constexpr int64_t kTileRows = 64;
 
 }  // namespace
 
 void OnednnBackend::kv_store(const KvStoreOp& op) {
-  const int64_t kw = op.k.ne[0], vw = op.v.ne[0];
-  for (int64_t t = 0; t < op.k.ne[1]; ++t) {
-    std::memcpy(op.k_cache.f32() + op.slots[t] * kw, op.k.f32() + t * kw, kw * sizeof(float));
-    std::memcpy(op.v_cache.f32() + op.slots[t] * vw, op.v.f32() + t * vw, vw * sizeof(float));
-  }
+  const int64_t kw = op.k.ne[0], vw = op.v.ne[0], n = op.k.ne[1];
+  const bool f16 = op.k_cache.dtype == SY_DTYPE_F16;
+  for_each(n, n * kw >= (1 << 16), [&](int64_t t) {
+    const int64_t s = op.slots[t];
+    if (f16) {
+      kernels_.f32_to_f16(op.k.f32() + t * kw, static_cast<uint16_t*>(op.k_cache.data) + s * kw,
+                          kw);
+      kernels_.f32_to_f16(op.v.f32() + t * vw, static_cast<uint16_t*>(op.v_cache.data) + s * vw,
+                          vw);
+    } else {
+      std::memcpy(op.k_cache.f32() + s * kw, op.k.f32() + t * kw, kw * sizeof(float));
+      std::memcpy(op.v_cache.f32() + s * vw, op.v.f32() + t * vw, vw * sizeof(float));
+    }
+  });
 }
 
 void OnednnBackend::attention(const AttentionOp& op) {
-  const int64_t head_dim = op.q.ne[0], n_head = op.q.ne[1], n_tokens = op.q.ne[2];
-  const int64_t group = n_head / op.n_kv_head, kv_width = op.k_cache.ne[0];
-  const int64_t bs = op.block_size;
-  if (n_tokens == 0) return;
-  // Sequence of every token and the longest context, so scratch is sized before the parallel
-  // region (nothing may throw inside it).
-  std::vector<uint32_t> seq_of(n_tokens);
-  int64_t max_len = 0;
-  for (uint32_t s = 0; s < op.n_seqs; ++s)
-    for (uint32_t t = op.seq_token_start[s]; t < op.seq_token_start[s + 1]; ++t) {
-      seq_of[t] = s;
-      max_len = std::max<int64_t>(max_len, (int64_t)op.token_pos[t] + 1);
-    }
-  const int team = threads_;
-  scratch_.resize((size_t)(team * max_len));
-  const int64_t items = n_tokens * n_head;
-  // Dynamic: a long decode and a short prefill token differ in cost by the context length.
-#pragma omp parallel for schedule(dynamic, 1) \
-    num_threads(team) if (items > 1 && items * max_len * head_dim >= (1 << 15))
-  for (int64_t it = 0; it < items; ++it) {
-    const int64_t t = it / n_head, h = it % n_head;
-    const int32_t* table = op.block_tables + (size_t)seq_of[t] * op.max_blocks_per_seq;
-    const int64_t len = (int64_t)op.token_pos[t] + 1;  // causal: positions [0, pos]
-    const int64_t kv_off = (h / group) * head_dim;
-    const float* q = op.q.f32() + it * head_dim;
-    float* score = scratch_.data() + (size_t)omp_get_thread_num() * max_len;
-    float mx = -INFINITY;
-    for (int64_t p0 = 0; p0 < len; p0 += bs) {
-      const float* kb = op.k_cache.f32() + (int64_t)table[p0 / bs] * bs * kv_width + kv_off;
-      for (int64_t j = 0; j < std::min(bs, len - p0); ++j) {
-        score[p0 + j] = dot(q, kb + j * kv_width, head_dim) * op.scale;
-        mx = std::max(mx, score[p0 + j]);
-      }
-    }
-    // Numerically stable softmax: exponents relative to the row's max.
-    const __m256 vm = _mm256_set1_ps(mx);
-    __m256 vsum = _mm256_setzero_ps();
-    int64_t p = 0;
-    for (; p + 8 <= len; p += 8) {
-      const __m256 e = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(score + p), vm));
-      vsum = _mm256_add_ps(vsum, e);
-      _mm256_storeu_ps(score + p, e);
-    }
-    float sum = hsum(vsum);
-    for (; p < len; ++p) sum += score[p] = std::exp(score[p] - mx);
-    float* out = op.out.f32() + it * head_dim;
-    std::fill(out, out + head_dim, 0.0f);
-    for (int64_t p0 = 0; p0 < len; p0 += bs) {
-      const float* vb = op.v_cache.f32() + (int64_t)table[p0 / bs] * bs * kv_width + kv_off;
-      for (int64_t j = 0; j < std::min(bs, len - p0); ++j)
-        axpy(score[p0 + j], vb + j * kv_width, out, head_dim);
-    }
-    const float inv = 1.0f / sum;
-    for (int64_t i = 0; i < head_dim; ++i) out[i] *= inv;
+  const int64_t d = op.q.ne[0], n_head = op.q.ne[1], n_tokens = op.q.ne[2];
+  if (n_tokens == 0 || d == 0) return;
+  const int64_t n_kv = op.n_kv_head, group = n_head / n_kv, width = op.k_cache.ne[0];
+  const int64_t bs = op.block_size, bk = kernels_.attn_keys, vf = kernels_.vec_floats;
+  const int64_t dp = (d + vf - 1) / vf * vf;
+  const int64_t tile_tokens = std::max<int64_t>(1, kTileRows / group);
+  const int64_t max_rows = tile_tokens * group;
+  const bool f16 = op.k_cache.dtype == SY_DTYPE_F16;
+
+  // Work items, the latest (longest-context) query tiles of each sequence first.
+  attn_items_.clear();
+  for (uint32_t s = 0; s < op.n_seqs; ++s) {
+    const int64_t b = op.seq_token_start[s], e = op.seq_token_start[s + 1];
+    for (int64_t t0 = b + (e - b - 1) / tile_tokens * tile_tokens; t0 >= b; t0 -= tile_tokens)
+      for (int64_t h = 0; h < n_kv; ++h)
+        attn_items_.push_back({s, t0, std::min(tile_tokens, e - t0), h});
   }
+  // Per thread: q tile, K^T tile, V tile, scores, o, then corr, m, l and a converted key row;
+  // a decode item (one token) instead keeps its group's scores over every key it sees.
+  int64_t decode_keys = 0;
+  for (const AttnItem& w : attn_items_)
+    if (w.count == 1) decode_keys = std::max<int64_t>(decode_keys, op.token_pos[w.t0] + 1);
+  const int64_t floats = std::max(
+      max_rows * dp + dp * bk + bk * dp + max_rows * bk + max_rows * dp + 3 * max_rows + dp,
+      max_rows * dp + group * decode_keys);
+  attn_scratch_.resize((size_t)(threads_ * floats));
+  attn_valid_.resize((size_t)(threads_ * max_rows));
+
+  pool_.run((int64_t)attn_items_.size(), [&](int64_t item, int thread) {
+    const AttnItem& w = attn_items_[item];
+    const int64_t rows = w.count * group;
+    float* q = attn_scratch_.data() + thread * floats;
+    float* kt = q + max_rows * dp;
+    float* v = kt + dp * bk;
+    float* sc = v + bk * dp;
+    float* o = sc + max_rows * bk;
+    float* corr = o + max_rows * dp;
+    float* m = corr + max_rows;
+    float* l = m + max_rows;
+    float* krow = l + max_rows;
+    int32_t* valid = attn_valid_.data() + thread * max_rows;
+    const int32_t* table = op.block_tables + (size_t)w.seq * op.max_blocks_per_seq;
+    const int64_t kv_off = w.kv_head * d;
+
+    if (w.count == 1) {  // decode: the group's heads are contiguous in q and out
+      const int64_t h0 = (w.t0 * n_head + w.kv_head * group) * d;
+      for (int64_t i = 0; i < rows * d; ++i) q[i] = op.q.f32()[h0 + i] * op.scale;
+      const kernels::AttnDecodeArgs a{rows,
+                                      d,
+                                      q,
+                                      op.k_cache.data,
+                                      op.v_cache.data,
+                                      f16,
+                                      width,
+                                      kv_off,
+                                      table,
+                                      bs,
+                                      op.token_pos[w.t0] + 1,
+                                      q + max_rows * dp,
+                                      op.out.f32() + h0};
+      kernels_.attn_decode(a);
+      return;
+    }
+
+    int64_t last = 0;  // the latest position any row attends to
+    for (int64_t i = 0; i < w.count; ++i) last = std::max<int64_t>(last, op.token_pos[w.t0 + i]);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t t = w.t0 + r / group, h = w.kv_head * group + r % group;
+      const float* src = op.q.f32() + (t * n_head + h) * d;
+      for (int64_t i = 0; i < d; ++i) q[r * dp + i] = src[i] * op.scale;
+      std::fill(q + r * dp + d, q + (r + 1) * dp, 0.0f);
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    std::fill(o, o + rows * dp, 0.0f);
+    std::fill(kt + d * bk, kt + dp * bk, 0.0f);  // padded head dims contribute nothing
+
+    kernels::AttnTileArgs a{rows, dp, q, valid, kt, v, 0, sc, corr, m, l, o};
+    for (int64_t p0 = 0; p0 <= last; p0 += bk) {
+      const int64_t n_keys = std::min(bk, last + 1 - p0);
+      for (int64_t j = 0; j < n_keys; ++j) {
+        const int64_t p = p0 + j, slot = (int64_t)table[p / bs] * bs + p % bs;
+        const float *ks, *vs;
+        if (f16) {
+          kernels_.f16_to_f32(static_cast<const uint16_t*>(op.k_cache.data) + slot * width + kv_off,
+                              krow, d);
+          kernels_.f16_to_f32(static_cast<const uint16_t*>(op.v_cache.data) + slot * width + kv_off,
+                              v + j * dp, d);
+          ks = krow;
+          vs = nullptr;
+        } else {
+          ks = op.k_cache.f32() + slot * width + kv_off;
+          vs = op.v_cache.f32() + slot * width + kv_off;
+        }
+        for (int64_t i = 0; i < d; ++i) kt[i * bk + j] = ks[i];
+        if (vs) std::memcpy(v + j * dp, vs, d * sizeof(float));
+        std::fill(v + j * dp + d, v + (j + 1) * dp, 0.0f);
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        valid[r] = (int32_t)std::clamp<int64_t>(op.token_pos[w.t0 + r / group] - p0 + 1, 0, n_keys);
+      a.n_keys = n_keys;
+      kernels_.attn_tile(a);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t t = w.t0 + r / group, h = w.kv_head * group + r % group;
+      float* dst = op.out.f32() + (t * n_head + h) * d;
+      const float inv = 1.0f / l[r];
+      for (int64_t i = 0; i < d; ++i) dst[i] = o[r * dp + i] * inv;
+    }
+  });
 }
 
 }  // namespace sy::cpu_onednn

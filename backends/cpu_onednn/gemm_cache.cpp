@@ -11,7 +11,7 @@ constexpr int64_t kRuntimeM = -1;
 constexpr int64_t kMaxFixedM = 16;
 
 // oneDNN's OpenMP runtime sizes its teams with omp_get_max_threads(); that ICV is per thread,
-// so setting it around a call and restoring it leaves the host's own threads unaffected.
+// so setting it to 1 around a call and restoring it leaves the host's own threads unaffected.
 class OmpThreads {
  public:
   explicit OmpThreads(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
@@ -49,17 +49,19 @@ const GemmCache::Entry& GemmCache::get(const Key& key) {
 }
 
 void GemmCache::run(int64_t m, int64_t k, int64_t n, int64_t ldc, const float* src, const float* w,
-                    float* dst, int threads) {
+                    float* dst) {
   // Small M (decode batches) are few and fastest with a shape-specialised primitive.
   const bool runtime_m = m > kMaxFixedM;
   const Entry& e = get(Key{runtime_m ? kRuntimeM : m, k, n, ldc});
   using md = dnnl::memory::desc;
-  const md src_md = runtime_m ? md({m, k}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab) : e.src;
-  const md dst_md = runtime_m ? md({m, n}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1}) : e.dst;
+  const md src_md =
+      runtime_m ? md({m, k}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab) : e.src;
+  const md dst_md =
+      runtime_m ? md({m, n}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1}) : e.dst;
   dnnl::memory src_mem(src_md, engine_, const_cast<float*>(src));
   dnnl::memory w_mem(e.w, engine_, const_cast<float*>(w));
   dnnl::memory dst_mem(dst_md, engine_, dst);
-  OmpThreads team(threads);
+  OmpThreads team(1);
   e.prim.execute(stream_,
                  {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst_mem}});
   stream_.wait();

@@ -1,4 +1,6 @@
-// F32 GEMM through oneDNN matmul primitives, created once per shape and reused.
+// F32 GEMM through oneDNN matmul primitives, created once per shape and reused. One cache per
+// pool thread: each call runs on the calling thread alone (the pool supplies the parallelism,
+// so oneDNN's OpenMP runtime never starts a team of its own).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,7 @@ class GemmCache {
   // dst[m * ldc + n] = sum_k src[m * k_dim + k] * w[n * k_dim + k] for m < M, n < N: W is N rows
   // of K (a {K, N} matrix in oneDNN's `ba` layout), dst a column window of a wider matrix.
   void run(int64_t m, int64_t k, int64_t n, int64_t ldc, const float* src, const float* w,
-           float* dst, int threads);
+           float* dst);
 
  private:
   struct Key {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "dtype_util.h"
 #include "onednn_backend.h"
+#include "switchyard/common/dtype.h"
 #include "vec_math.h"
 
 namespace sy::cpu_onednn {
@@ -20,8 +20,7 @@ constexpr int64_t kParallelMinValues = 1 << 15;
 void OnednnBackend::moe_gate(const plugin::MoeGateOp& op) {
   const int64_t E = op.logits.ne[0], k = op.ids.ne[0], T = op.logits.ne[1];
   // Double precision like cpu_ref: equal logits must select equal experts on both backends.
-#pragma omp parallel for schedule(static) num_threads(threads_) if (T * E >= kParallelMinValues)
-  for (int64_t t = 0; t < T; ++t) {
+  for_each(T, T * E >= kParallelMinValues, [&](int64_t t) {
     const float* l = op.logits.f32() + t * E;
     double mx = l[0];
     for (int64_t e = 1; e < E; ++e) mx = std::max(mx, (double)l[e]);
@@ -44,7 +43,7 @@ void OnednnBackend::moe_gate(const plugin::MoeGateOp& op) {
     const double norm = op.normalize ? std::max(wsum, 6.103515625e-5) : 1.0;
     for (int64_t j = 0; j < k; ++j)
       w[j] = (float)(std::exp((double)l[ids[j]] - mx) / sum / norm * op.scale);
-  }
+  });
 }
 
 void OnednnBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
@@ -65,12 +64,11 @@ void OnednnBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
     const int64_t* rows = moe_rows_.data() + start[e];
     moe_x_.resize((size_t)(m * K));
     moe_y_.resize((size_t)(m * N));
-#pragma omp parallel for schedule(static) num_threads(threads_) if (m * K >= kParallelMinValues)
-    for (int64_t r = 0; r < m; ++r) {
+    for_each(m, m * K >= kParallelMinValues, [&](int64_t r) {
       const int64_t t = rows[r] / k, j = rows[r] % k;
       std::memcpy(&moe_x_[r * K], op.x.f32() + (t * xs + (xs == 1 ? 0 : j)) * K,
                   (size_t)K * sizeof(float));
-    }
+    });
     Tensor x, w, y;
     x.dtype = y.dtype = SY_DTYPE_F32;
     x.data = moe_x_.data();
@@ -81,16 +79,15 @@ void OnednnBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
     y.data = moe_y_.data();
     y.ne[0] = N, y.ne[1] = m;
     matmul(x, w, y);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (m * N >= kParallelMinValues)
-    for (int64_t r = 0; r < m; ++r)
+    for_each(m, m * N >= kParallelMinValues, [&](int64_t r) {
       std::memcpy(op.y.f32() + rows[r] * N, &moe_y_[r * N], (size_t)N * sizeof(float));
+    });
   }
 }
 
 void OnednnBackend::moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y) {
   const int64_t N = x.ne[0], k = x.ne[1], T = x.ne[2];
-#pragma omp parallel for schedule(static) num_threads(threads_) if (N * k * T >= kParallelMinValues)
-  for (int64_t t = 0; t < T; ++t) {
+  for_each(T, N * k * T >= kParallelMinValues, [&](int64_t t) {
     float* out = y.f32() + t * N;
     const float* w = weights.f32() + t * k;
     int64_t n = 0;
@@ -106,7 +103,7 @@ void OnednnBackend::moe_combine(const Tensor& x, const Tensor& weights, const Te
       for (int64_t j = 0; j < k; ++j) acc += w[j] * x.f32()[(t * k + j) * N + n];
       out[n] = acc;
     }
-  }
+  });
 }
 
 }  // namespace sy::cpu_onednn

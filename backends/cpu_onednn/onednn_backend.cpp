@@ -4,57 +4,110 @@
 #include <algorithm>
 #include <cstring>
 
-#include "fused_dot.h"
-#include "onednn_factory.h"
-#include "quant_weights.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::cpu_onednn {
 namespace {
 
-// Dequantised panel size for M > kFusedMaxM: 128K floats (512 KiB) stays in L2 while the GEMM
-// streams it, and each panel GEMM is large enough that oneDNN's call overhead is noise.
+// Largest M the GEMV kernels take per weight dtype; above it the oneDNN GEMM is faster
+// (measured with `switchyard bench-backend --crossover`, see the backend's README section; the
+// block types' integer GEMV on int16 activations, Q8_0 included, meets the dequantised-panel
+// GEMM between M = 8 and 16).
+int64_t default_gemv_max_m(uint32_t dtype) {
+  return dtype == SY_DTYPE_F32 ? 4 : 8;  // F16, BF16 and the block types: 8
+}
+
+// A GEMV task streams at least this many weight bytes: below it, claiming costs more than the
+// parallelism brings.
+constexpr int64_t kGemvTaskBytes = 32 << 10;
+// GEMM column slices: at least this wide, and a dequantised slice at most this many values
+// (512 KiB, so it stays in L2 while the GEMM reads it).
+constexpr int64_t kMinSlice = 64;
 constexpr int64_t kPanelValues = 128 * 1024;
 
 }  // namespace
 
-std::unique_ptr<plugin::Backend> make_backend(int threads) {
-  return std::make_unique<OnednnBackend>(threads);
+std::unique_ptr<plugin::Backend> make_backend(const BackendOptions& opt) {
+  return std::make_unique<OnednnBackend>(opt);
 }
 
-// F32: one cached oneDNN GEMM. F16/BF16/Q8_0: the fused dequantise-and-dot kernel while M is
-// small (decode, memory bound), else dequantise panels of weight rows and GEMM each panel.
+OnednnBackend::OnednnBackend(const BackendOptions& opt)
+    : threads_(opt.threads),
+      gemv_max_m_(opt.gemv_max_m),
+      kernels_(kernels::table_for(opt.path)),
+      pool_(opt.threads),
+      gemm_(opt.threads),
+      panels_(opt.threads) {}
+
+int64_t OnednnBackend::gemv_max_m(uint32_t dtype) const {
+  return gemv_max_m_ >= 0 ? gemv_max_m_ : default_gemv_max_m(dtype);
+}
+
+// Small M (decode): the path's GEMV kernel, weights streamed once in their own dtype. Larger M
+// (prefill): the oneDNN GEMM.
 void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
-  const int64_t k = w.ne[0], n = w.ne[1], m = x.rows();
+  const int64_t k = w.ne[0], m = x.rows();
   if (k == 0) {  // an empty sum; oneDNN rejects zero-sized reductions
-    std::memset(y.data, 0, (size_t)(m * n) * sizeof(float));
+    std::memset(y.data, 0, (size_t)(m * w.ne[1]) * sizeof(float));
     return;
   }
-  if (w.dtype == SY_DTYPE_F32) {
-    gemm_.run(m, k, n, n, x.f32(), w.f32(), y.f32(), threads_);
-    return;
+  if (m <= gemv_max_m(w.dtype))
+    if (const kernels::GemvEntry* g = kernels_.find_gemv(w.dtype)) return gemv(*g, x, w, y);
+  gemm(x, w, y);
+}
+
+void OnednnBackend::gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w,
+                         const Tensor& y) {
+  const int64_t k = w.ne[0], n = w.ne[1], m = x.rows();
+  kernels::GemvArgs a{x.f32(), nullptr, nullptr,   nullptr,
+                      m,       k,       w.bytes(), dtype::row_bytes(w.dtype, k),
+                      y.f32(), n};
+  if (g.act == kernels::ActFormat::q16) {  // once per call, shared by every weight row
+    act_q_.resize((size_t)(m * k));
+    act_d_.resize((size_t)(m * kernels::act_blocks(k)));
+    act_s_.resize((size_t)(m * k / kernels::kActGroup));
+    for_each(m, m * k >= (1 << 16), [&](int64_t r) {
+      kernels_.quantize_q16(x.f32() + r * k, 1, k, act_q_.data() + r * k,
+                            act_d_.data() + r * kernels::act_blocks(k),
+                            act_s_.data() + r * (k / kernels::kActGroup));
+    });
+    a.q = act_q_.data();
+    a.d = act_d_.data();
+    a.s = act_s_.data();
   }
-  if (dequantised_path(w.dtype)) return dequantised_matmul(gemm_, scratch_, x, w, y, threads_);
-  if (m <= kFusedMaxM) {
-    fused_matmul(w.dtype, x.f32(), m, k, w.bytes(), n, y.f32(), threads_);
-    return;
-  }
-  const int64_t panel = std::min(n, std::max<int64_t>(8, kPanelValues / k / 8 * 8));
-  scratch_.resize((size_t)(panel * k));
-  for (int64_t n0 = 0; n0 < n; n0 += panel) {
-    const int64_t np = std::min(panel, n - n0);
-    dequant_rows(w.dtype, w.bytes(), k, n0, n0 + np, scratch_.data(), threads_);
-    gemm_.run(m, k, np, n, x.f32(), scratch_.data(), y.f32() + n0, threads_);
-  }
+  const int64_t grain = std::max<int64_t>(1, kGemvTaskBytes / std::max<int64_t>(1, a.row_bytes));
+  pool_.parallel_for(n, grain, [&](int64_t j0, int64_t j1, int) { g.fn(a, j0, j1); });
+}
+
+void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {
+  const int64_t k = w.ne[0], n = w.ne[1], m = x.rows();
+  const bool f32 = w.dtype == SY_DTYPE_F32;
+  // About four slices per thread (a stalled thread leaves the others work to take), a multiple
+  // of 16 columns wide.
+  int64_t slice = std::max(kMinSlice, (n + 4 * threads_ - 1) / (4 * threads_));
+  if (!f32) slice = std::min(slice, std::max<int64_t>(16, kPanelValues / k));
+  slice = std::min(n, (slice + 15) / 16 * 16);
+  const int64_t tasks = (n + slice - 1) / slice;
+  if (!f32)
+    for (auto& p : panels_) p.resize((size_t)(slice * k));
+  const int64_t row_bytes = dtype::row_bytes(w.dtype, k);
+  pool_.run(tasks, [&](int64_t t, int thread) {
+    const int64_t j0 = t * slice, cols = std::min(slice, n - j0);
+    const float* wp = f32 ? w.f32() + j0 * k : panels_[thread].data();
+    if (!f32)
+      for (int64_t j = 0; j < cols; ++j)
+        kernels_.dequant_row(w.dtype, w.bytes() + (j0 + j) * row_bytes,
+                             panels_[thread].data() + j * k, k);
+    gemm_[thread].run(m, k, cols, n, x.f32(), wp, y.f32() + j0);
+  });
 }
 
 void OnednnBackend::get_rows(const Tensor& table, const int32_t* ids, const Tensor& dst) {
-  if (dequantised_path(table.dtype)) return dequantised_get_rows(table, ids, dst, threads_);
   const int64_t k = table.ne[0], rows = dst.ne[1];
   const int64_t row_bytes = dtype::row_bytes(table.dtype, k);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (rows * k >= (1 << 16))
-  for (int64_t i = 0; i < rows; ++i)
-    dequant_row(table.dtype, table.bytes() + ids[i] * row_bytes, dst.f32() + i * k, k);
+  for_each(rows, rows * k >= (1 << 16), [&](int64_t i) {
+    kernels_.dequant_row(table.dtype, table.bytes() + ids[i] * row_bytes, dst.f32() + i * k, k);
+  });
 }
 
 }  // namespace sy::cpu_onednn

@@ -1,10 +1,15 @@
-// The oneDNN CPU backend: matmul dispatch per weight dtype and batch size, plus vectorised ops.
+// The oneDNN CPU backend: matmul dispatch per weight dtype and batch size, plus vectorised ops,
+// all run on one persistent thread pool.
 #pragma once
 
 #include <vector>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
+#include "cpu_path.h"
 #include "gemm_cache.h"
+#include "kernels/kernels.h"
+#include "onednn_factory.h"
+#include "thread_pool.h"
 
 namespace sy::cpu_onednn {
 
@@ -14,7 +19,7 @@ using plugin::Tensor;
 
 class OnednnBackend final : public plugin::Backend {
  public:
-  explicit OnednnBackend(int threads) : threads_(threads) {}
+  explicit OnednnBackend(const BackendOptions& opt);
 
   void get_rows(const Tensor& table, const int32_t* ids, const Tensor& dst) override;
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override;
@@ -35,9 +40,38 @@ class OnednnBackend final : public plugin::Backend {
   void bias_scale(const plugin::BiasScaleOp& op) override;
 
  private:
-  const int threads_;  // OpenMP team size for every parallel region and oneDNN call
-  GemmCache gemm_;
-  std::vector<float> scratch_;        // dequantised weight panels, attention scores, rope tables
+  // Runs body(i) for i in [0, n): on the pool when `parallel` (the op is large enough to pay
+  // for it), else inline.
+  template <class F>
+  void for_each(int64_t n, bool parallel, F&& body) {
+    pool_.parallel_for(n, parallel ? 1 : n, [&](int64_t b, int64_t e, int) {
+      for (int64_t i = b; i < e; ++i) body(i);
+    });
+  }
+  // Rotates every head of every token of x by its token's cos/sin table ({2 * half} each).
+  void rotate(const Tensor& x, const float* cs, int64_t half, bool neox);
+  int64_t gemv_max_m(uint32_t dtype) const;
+  void gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w, const Tensor& y);
+  // oneDNN GEMM over column slices of W, one slice per pool task (F16/BF16/Q8_0: each task
+  // dequantises its slice into its thread's panel first).
+  void gemm(const Tensor& x, const Tensor& w, const Tensor& y);
+
+  const int threads_;
+  const int gemv_max_m_;
+  const kernels::KernelTable& kernels_;
+  ThreadPool pool_;
+  std::vector<GemmCache> gemm_;             // per pool thread: single-threaded primitives
+  std::vector<std::vector<float>> panels_;  // per pool thread: a dequantised slice of W
+  std::vector<int16_t> act_q_;              // activations quantized for the integer GEMV
+  std::vector<float> act_d_, act_s_;
+  struct AttnItem {
+    uint32_t seq;
+    int64_t t0, count, kv_head;  // tokens [t0, t0 + count) of the batch, one KV head
+  };
+  std::vector<AttnItem> attn_items_;
+  std::vector<float> attn_scratch_;   // per pool thread: an item's tiles
+  std::vector<int32_t> attn_valid_;   // per pool thread: keys each row sees in the current tile
+  std::vector<float> scratch_;        // rope tables
   std::vector<float> moe_x_, moe_y_;  // one expert's gathered input rows and their outputs
   std::vector<int64_t> moe_rows_;     // (token, slot) pairs bucketed by expert
 };

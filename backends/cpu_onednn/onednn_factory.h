@@ -1,13 +1,20 @@
-// The one symbol plugin.cpp (built without AVX flags) needs from the AVX2-compiled kernels.
+// What plugin.cpp (built without AVX flags) needs from the AVX2-compiled backend.
 #pragma once
 
 #include <memory>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
+#include "cpu_path.h"
 
 namespace sy::cpu_onednn {
 
-// Call only after checking that the CPU has AVX2, FMA and F16C.
-std::unique_ptr<plugin::Backend> make_backend(int threads);
+struct BackendOptions {
+  int threads = 1;               // the pool's size, the caller included
+  CpuPath path = CpuPath::avx2;  // the dispatched kernels' instruction set
+  int gemv_max_m = -1;           // largest M on the GEMV kernels; -1: the measured defaults
+};
+
+// Call only after checking that the CPU has AVX2, FMA and F16C and can run opt.path.
+std::unique_ptr<plugin::Backend> make_backend(const BackendOptions& opt);
 
 }  // namespace sy::cpu_onednn

@@ -1,10 +1,10 @@
-// rms_norm, rope, rope_ext, bias_scale, add, swiglu and softmax: AVX2 over a row, OpenMP over rows
-// when there are enough. Every loop reads an element before writing the same index, so y == x is
-// safe.
+// rms_norm, rope, rope_ext, bias_scale, add, swiglu and softmax: AVX2 over a row, the pool over
+// rows when there are enough. Every loop reads an element before writing the same index, so
+// y == x is safe.
 #include <cmath>
 
 #include "onednn_backend.h"
-#include "rope_angles.h"
+#include "switchyard/sdk/rope_angles.h"
 #include "vec_math.h"
 
 namespace sy::cpu_onednn {
@@ -17,8 +17,7 @@ constexpr int64_t kParallelMinValues = 1 << 16;
 void OnednnBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) {
   const int64_t n = x.ne[0], rows = x.rows();
   const float* wp = w.f32();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (rows * n >= kParallelMinValues)
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each(rows, rows * n >= kParallelMinValues, [&](int64_t r) {
     const float* xr = x.f32() + r * n;
     float* yr = y.f32() + r * n;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
@@ -36,15 +35,13 @@ void OnednnBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const 
       _mm256_storeu_ps(yr + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(xr + i), vinv),
                                              _mm256_loadu_ps(wp + i)));
     for (; i < n; ++i) yr[i] = xr[i] * inv * wp[i];
-  }
+  });
 }
 
 // Rotates every head of every token by its token's cos/sin table cs ({2 * half} per token).
-static void rotate(const Tensor& x, const float* cs, int64_t half, bool neox, int threads) {
+void OnednnBackend::rotate(const Tensor& x, const float* cs, int64_t half, bool neox) {
   const int64_t head_dim = x.ne[0], n_head = x.ne[1], n_tokens = x.ne[2];
-#pragma omp parallel for schedule(static) \
-    num_threads(threads) if (x.nelements() >= kParallelMinValues)
-  for (int64_t th = 0; th < n_tokens * n_head; ++th) {
+  for_each(n_tokens * n_head, x.nelements() >= kParallelMinValues, [&](int64_t th) {
     float* v = x.f32() + th * head_dim;
     const float* c = cs + 2 * (th / n_head) * half;
     for (int64_t i = 0; i < half; ++i) {
@@ -53,7 +50,7 @@ static void rotate(const Tensor& x, const float* cs, int64_t half, bool neox, in
       v[i0] = a * c[2 * i] - b * c[2 * i + 1];
       v[i1] = a * c[2 * i + 1] + b * c[2 * i];
     }
-  }
+  });
 }
 
 void OnednnBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
@@ -64,15 +61,15 @@ void OnednnBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, fl
   // thousands of radians, where an F32 angle is off by 1e-4.
   scratch_.resize((size_t)(2 * n_tokens * half));
   float* cs = scratch_.data();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (n_tokens * half >= 4096)
-  for (int64_t t = 0; t < n_tokens; ++t)
+  for_each(n_tokens, n_tokens * half >= 4096, [&](int64_t t) {
     for (int64_t i = 0; i < half; ++i) {
       const double theta = (double)pos[t] * freq_scale *
                            std::pow((double)freq_base, -2.0 * (double)i / (double)n_rot);
       cs[2 * (t * half + i)] = (float)std::cos(theta);
       cs[2 * (t * half + i) + 1] = (float)std::sin(theta);
     }
-  rotate(x, cs, half, mode == SY_ROPE_NEOX, threads_);
+  });
+  rotate(x, cs, half, mode == SY_ROPE_NEOX);
 }
 
 void OnednnBackend::rope_ext(const plugin::RopeExtOp& op) {
@@ -82,17 +79,15 @@ void OnednnBackend::rope_ext(const plugin::RopeExtOp& op) {
   scratch_.resize((size_t)(2 * n_tokens * half));
   float* cs = scratch_.data();
   const plugin::YarnRamp ramp(op);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (n_tokens * half >= 4096)
-  for (int64_t t = 0; t < n_tokens; ++t)
-    plugin::rope_ext_angles(op, ramp, op.pos[t], cs + 2 * t * half);
-  rotate(op.x, cs, half, op.mode == SY_ROPE_NEOX, threads_);
+  for_each(n_tokens, n_tokens * half >= 4096,
+           [&](int64_t t) { plugin::rope_ext_angles(op, ramp, op.pos[t], cs + 2 * t * half); });
+  rotate(op.x, cs, half, op.mode == SY_ROPE_NEOX);
 }
 
 void OnednnBackend::bias_scale(const plugin::BiasScaleOp& op) {
   const int64_t n = op.x.ne[0], rows = op.x.rows();
   const float s = op.scale;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (rows * n >= kParallelMinValues)
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each(rows, rows * n >= kParallelMinValues, [&](int64_t r) {
     const float* xr = op.x.f32() + r * n;
     float* yr = op.y.f32() + r * n;
     if (!op.bias) {
@@ -102,15 +97,16 @@ void OnednnBackend::bias_scale(const plugin::BiasScaleOp& op) {
     } else {
       for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * s + op.bias[i];
     }
-  }
+  });
 }
 
 void OnednnBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {
   const int64_t n = a.nelements();
   const float *pa = a.f32(), *pb = b.f32();
   float* py = y.f32();
-#pragma omp parallel for simd schedule(static) num_threads(threads_) if (n >= kParallelMinValues)
-  for (int64_t i = 0; i < n; ++i) py[i] = pa[i] + pb[i];
+  pool_.parallel_for(n, n >= kParallelMinValues ? 4096 : n, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) py[i] = pa[i] + pb[i];
+  });
 }
 
 void OnednnBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) {
@@ -118,20 +114,18 @@ void OnednnBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& y
   const float *g = gate.f32(), *u = up.f32();
   float* py = y.f32();
   const int64_t chunks = n / 8;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (n >= kParallelMinValues)
-  for (int64_t c = 0; c < chunks; ++c) {
+  for_each(chunks, n >= kParallelMinValues, [&](int64_t c) {
     const __m256 gv = _mm256_loadu_ps(g + 8 * c);
     const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), gv));
     const __m256 silu = _mm256_div_ps(gv, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
     _mm256_storeu_ps(py + 8 * c, _mm256_mul_ps(silu, _mm256_loadu_ps(u + 8 * c)));
-  }
+  });
   for (int64_t i = chunks * 8; i < n; ++i) py[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 
 void OnednnBackend::softmax(const Tensor& x, const Tensor& y) {
   const int64_t n = x.ne[0], rows = x.rows();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (rows * n >= kParallelMinValues)
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each(rows, rows * n >= kParallelMinValues, [&](int64_t r) {
     const float* xr = x.f32() + r * n;
     float* yr = y.f32() + r * n;
     int64_t i = 0;
@@ -151,7 +145,7 @@ void OnednnBackend::softmax(const Tensor& x, const Tensor& y) {
     for (; i < n; ++i) sum += yr[i] = std::exp(xr[i] - mx);
     const float inv = 1.0f / sum;
     for (i = 0; i < n; ++i) yr[i] *= inv;
-  }
+  });
 }
 
 }  // namespace sy::cpu_onednn

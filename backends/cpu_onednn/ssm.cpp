@@ -123,9 +123,7 @@ void OnednnBackend::ssm_conv(const plugin::SsmConvOp& op) {
   const int64_t C = op.x.ne[0], K = op.weight.ne[0];
   const int64_t blocks = (C + 7) / 8, work = (int64_t)op.n_seqs * blocks;
   const bool vec = K <= kMaxVecKernel;
-#pragma omp parallel for schedule(static) \
-    num_threads(threads_) if (op.x.nelements() * K >= kParallelMinValues)
-  for (int64_t w = 0; w < work; ++w) {
+  for_each(work, op.x.nelements() * K >= kParallelMinValues, [&](int64_t w) {
     const int64_t s = w / blocks, c0 = (w % blocks) * 8;
     const int64_t t0 = op.seq_token_start[s], n = op.seq_token_start[s + 1] - t0;
     float* state = op.state.f32() + (int64_t)op.state_slots[s] * (K - 1) * C;
@@ -134,7 +132,7 @@ void OnednnBackend::ssm_conv(const plugin::SsmConvOp& op) {
     } else {
       for (int64_t c = c0; c < std::min(C, c0 + 8); ++c) conv_channel(op, c, t0, n, state);
     }
-  }
+  });
 }
 
 namespace {
@@ -181,16 +179,14 @@ void scan_scalar(const plugin::SsmScanOp& op, float* state, int64_t i, uint32_t 
 void OnednnBackend::ssm_scan(const plugin::SsmScanOp& op) {
   const int64_t D = op.u.ne[0], S = op.a.ne[0];
   const int64_t blocks = (D + 7) / 8, work = (int64_t)op.n_seqs * blocks;
-#pragma omp parallel for schedule(static) \
-    num_threads(threads_) if (op.u.nelements() * S >= kParallelMinValues)
-  for (int64_t w = 0; w < work; ++w) {
+  for_each(work, op.u.nelements() * S >= kParallelMinValues, [&](int64_t w) {
     const int64_t s = w / blocks, i0 = (w % blocks) * 8;
     float* state = op.state.f32() + (int64_t)op.state_slots[s] * D * S;
     const uint32_t t0 = op.seq_token_start[s], t1 = op.seq_token_start[s + 1];
     if (i0 + 8 > D || S % 8 != 0) {
       for (uint32_t t = t0; t < t1; ++t)
         for (int64_t i = i0; i < std::min(D, i0 + 8); ++i) scan_scalar(op, state, i, t);
-      continue;
+      return;
     }
     const __m256 bias = op.dt_bias ? _mm256_loadu_ps(op.dt_bias + i0) : _mm256_setzero_ps();
     const __m256 dskip = op.d ? _mm256_loadu_ps(op.d + i0) : _mm256_setzero_ps();
@@ -214,7 +210,7 @@ void OnednnBackend::ssm_scan(const plugin::SsmScanOp& op) {
       if (pz) y = _mm256_mul_ps(y, silu_ps(_mm256_loadu_ps(pz + t * D + i0)));
       _mm256_storeu_ps(py + t * D + i0, y);
     }
-  }
+  });
 }
 
 }  // namespace sy::cpu_onednn

@@ -1,7 +1,7 @@
 // Entry point of the cpu_ref plugin.
-#include "backend_plugin_util.h"
 #include "ref_backend.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/sdk/backend.h"
 
 namespace {
 
@@ -24,6 +24,9 @@ const sy::plugin::PluginDesc kDesc = {
     kKnownParams,
     &make,
     /*hybrid_ops=*/true,
+    /*device_memory=*/false,
+    /*load_check=*/nullptr,
+    /*kv_dtypes=*/(1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16),
 };
 
 }  // namespace

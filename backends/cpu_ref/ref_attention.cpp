@@ -1,26 +1,52 @@
 // kv_store and causal paged attention, one (token, head) at a time with double accumulators.
+// An F16 cache stores rows rounded to nearest even and is read back exactly.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "ref_backend.h"
+#include "switchyard/common/dtype.h"
 
 namespace sy::cpu_ref {
+namespace {
+
+// Row `row` of a cache tensor, `n` values from column `col`, as F32.
+void cache_row(const Tensor& cache, int64_t row, int64_t col, int64_t n, float* out) {
+  const int64_t width = cache.ne[0];
+  if (cache.dtype == SY_DTYPE_F16) {
+    const uint16_t* p = static_cast<const uint16_t*>(cache.data) + row * width + col;
+    for (int64_t i = 0; i < n; ++i) out[i] = dtype::f16_to_f32(p[i]);
+  } else {
+    std::memcpy(out, cache.f32() + row * width + col, (size_t)n * sizeof(float));
+  }
+}
+
+void store_row(const Tensor& cache, int64_t row, const float* src) {
+  const int64_t width = cache.ne[0];
+  if (cache.dtype == SY_DTYPE_F16) {
+    uint16_t* p = static_cast<uint16_t*>(cache.data) + row * width;
+    for (int64_t i = 0; i < width; ++i) p[i] = dtype::f32_to_f16(src[i]);
+  } else {
+    std::memcpy(cache.f32() + row * width, src, (size_t)width * sizeof(float));
+  }
+}
+
+}  // namespace
 
 void RefBackend::kv_store(const KvStoreOp& op) {
   const int64_t kw = op.k.ne[0], vw = op.v.ne[0];
   for (int64_t t = 0; t < op.k.ne[1]; ++t) {
-    std::memcpy(op.k_cache.f32() + op.slots[t] * kw, op.k.f32() + t * kw, kw * sizeof(float));
-    std::memcpy(op.v_cache.f32() + op.slots[t] * vw, op.v.f32() + t * vw, vw * sizeof(float));
+    store_row(op.k_cache, op.slots[t], op.k.f32() + t * kw);
+    store_row(op.v_cache, op.slots[t], op.v.f32() + t * vw);
   }
 }
 
 void RefBackend::attention(const AttentionOp& op) {
   const int64_t head_dim = op.q.ne[0], n_head = op.q.ne[1];
   const int64_t group = n_head / op.n_kv_head;
-  const int64_t kv_width = op.k_cache.ne[0];
   std::vector<double> score, acc(head_dim);
+  std::vector<float> k(head_dim), v(head_dim);
   for (uint32_t s = 0; s < op.n_seqs; ++s) {
     const int32_t* table = op.block_tables + (size_t)s * op.max_blocks_per_seq;
     for (uint32_t t = op.seq_token_start[s]; t < op.seq_token_start[s + 1]; ++t) {
@@ -33,7 +59,7 @@ void RefBackend::attention(const AttentionOp& op) {
         for (int64_t p = 0; p < len; ++p) {
           const int64_t slot =
               (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
-          const float* k = op.k_cache.f32() + slot * kv_width + kv_off;
+          cache_row(op.k_cache, slot, kv_off, head_dim, k.data());
           double dot = 0.0;
           for (int64_t i = 0; i < head_dim; ++i) dot += (double)q[i] * k[i];
           score[p] = dot * op.scale;
@@ -44,7 +70,7 @@ void RefBackend::attention(const AttentionOp& op) {
         for (int64_t p = 0; p < len; ++p) {
           const int64_t slot =
               (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
-          const float* v = op.v_cache.f32() + slot * kv_width + kv_off;
+          cache_row(op.v_cache, slot, kv_off, head_dim, v.data());
           const double e = std::exp(score[p] - mx);
           sum += e;
           for (int64_t i = 0; i < head_dim; ++i) acc[i] += e * v[i];

@@ -2,7 +2,7 @@
 // purpose; every kernel reads like the formula in backend.h.
 #pragma once
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::cpu_ref {
 

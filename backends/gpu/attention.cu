@@ -2,6 +2,7 @@
 // (decode) gets one block per (token, head) whose warps split the context positions; a sequence
 // with several tokens (prefill) gets blocks of kTileQ consecutive tokens, one warp per token, that
 // share each chunk of keys and values through shared memory. Both use an online softmax in F32.
+// The cache is F32 or F16 (KV below: float or uint16_t); F16 values are converted on load.
 #include <vector>
 
 #include "device_common.cuh"
@@ -26,32 +27,48 @@ struct Paging {
   }
 };
 
+__device__ __forceinline__ float kv_get(const float* p, int64_t i) {
+  return p[i];
+}
+__device__ __forceinline__ float kv_get(const uint16_t* p, int64_t i) {
+  return sy_half_to_float(p[i]);
+}
+__device__ __forceinline__ void kv_put(float* p, int64_t i, float v) {
+  p[i] = v;
+}
+__device__ __forceinline__ void kv_put(uint16_t* p, int64_t i, float v) {
+  p[i] = sy_float_to_half(v);
+}
+
 struct Online {  // running softmax state of one query over the positions seen so far
   float m = -INFINITY, l = 0.0f, acc[kPerLane];
-  __device__ void add(float s, const float* v, int lane, int d) {
+  template <class KV>
+  __device__ void add(float s, const KV* v, int lane, int d) {
     const float m_new = fmaxf(m, s);
     const float corr = expf(m - m_new), e = expf(s - m_new);
     l = l * corr + e;
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) {
       const int dd = lane + i * SY_WARP;
-      acc[i] = acc[i] * corr + (dd < d ? e * v[dd] : 0.0f);
+      acc[i] = acc[i] * corr + (dd < d ? e * kv_get(v, dd) : 0.0f);
     }
     m = m_new;
   }
 };
 
-__global__ void kv_store_kernel(const float* k, const float* v, float* k_cache, float* v_cache,
+template <class KV>
+__global__ void kv_store_kernel(const float* k, const float* v, KV* k_cache, KV* v_cache,
                                 const int32_t* slots, int64_t kw, int64_t vw) {
   const int64_t t = blockIdx.x;
   const int64_t s = slots[t];
-  for (int64_t i = threadIdx.x; i < kw; i += blockDim.x) k_cache[s * kw + i] = k[t * kw + i];
-  for (int64_t i = threadIdx.x; i < vw; i += blockDim.x) v_cache[s * vw + i] = v[t * vw + i];
+  for (int64_t i = threadIdx.x; i < kw; i += blockDim.x) kv_put(k_cache, s * kw + i, k[t * kw + i]);
+  for (int64_t i = threadIdx.x; i < vw; i += blockDim.x) kv_put(v_cache, s * vw + i, v[t * vw + i]);
 }
 
 // grid (n_head, n_decode_tokens); kDecodeWarps warps split the positions, then combine.
-__global__ void attention_decode_kernel(const float* q, const float* kc, const float* vc,
-                                        float* out, const int32_t* tokens, const int32_t* tok_seq,
+template <class KV>
+__global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* vc, float* out,
+                                        const int32_t* tokens, const int32_t* tok_seq,
                                         const int32_t* pos, Paging pg, int n_head, int group, int d,
                                         float scale) {
   __shared__ float w_m[kDecodeWarps], w_l[kDecodeWarps];
@@ -69,11 +86,11 @@ __global__ void attention_decode_kernel(const float* q, const float* kc, const f
   const int len = pos[t] + 1;
   for (int p = warp; p < len; p += kDecodeWarps) {
     const int64_t slot = pg.slot(seq, p);
-    const float* kr = kc + slot * kv_width + kv_off;
+    const KV* kr = kc + slot * kv_width + kv_off;
     float dot = 0.0f;
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i)
-      if (lane + i * SY_WARP < d) dot += qr[i] * kr[lane + i * SY_WARP];
+      if (lane + i * SY_WARP < d) dot += qr[i] * kv_get(kr, lane + i * SY_WARP);
     o.add(warp_sum(dot) * scale, vc + slot * kv_width + kv_off, lane, d);
   }
   if (lane == 0) w_m[warp] = o.m, w_l[warp] = o.l;
@@ -94,9 +111,10 @@ __global__ void attention_decode_kernel(const float* q, const float* kc, const f
 }
 
 // grid (n_head, n_tiles); tile = {first token, tokens (<= kTileQ), sequence, longest context}.
-__global__ void attention_prefill_kernel(const float* q, const float* kc, const float* vc,
-                                         float* out, const int32_t* tiles, const int32_t* pos,
-                                         Paging pg, int n_head, int group, int d, float scale) {
+template <class KV>
+__global__ void attention_prefill_kernel(const float* q, const KV* kc, const KV* vc, float* out,
+                                         const int32_t* tiles, const int32_t* pos, Paging pg,
+                                         int n_head, int group, int d, float scale) {
   __shared__ float ks[kChunk][kMaxHeadDim];
   __shared__ float vs[kChunk][kMaxHeadDim];
   const int h = blockIdx.x;
@@ -119,8 +137,8 @@ __global__ void attention_prefill_kernel(const float* q, const float* kc, const 
     for (int e = threadIdx.x; e < n * d; e += blockDim.x) {
       const int p = e / d, i = e % d;
       const int64_t slot = pg.slot(seq, c0 + p);
-      ks[p][i] = kc[slot * kv_width + kv_off + i];
-      vs[p][i] = vc[slot * kv_width + kv_off + i];
+      ks[p][i] = kv_get(kc, slot * kv_width + kv_off + i);
+      vs[p][i] = kv_get(vc, slot * kv_width + kv_off + i);
     }
     __syncthreads();
     const int stop = imin(n, len - c0);  // causal: this token's positions in the chunk
@@ -140,6 +158,27 @@ __global__ void attention_prefill_kernel(const float* q, const float* kc, const 
     if (lane + i * SY_WARP < d) ov[lane + i * SY_WARP] = o.acc[i] / o.l;
 }
 
+// The decode and prefill launches over a cache of element type KV.
+template <class KV>
+void launch_attention(const KV* kc, const KV* vc, const plugin::AttentionOp& op, size_t n_decode,
+                      char* dev, size_t dec_at, size_t seq_at, size_t pos_at, size_t tile_at,
+                      size_t n_tiles, Paging pg, int group, cudaStream_t stream) {
+  auto at = [dev](size_t off) { return reinterpret_cast<const int32_t*>(dev + off); };
+  const int64_t d = op.q.ne[0], n_head = op.q.ne[1];
+  for (size_t t0 = 0; t0 < n_decode; t0 += 65535) {
+    const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_decode - t0));
+    SY_LAUNCH(attention_decode_kernel<KV>, grid, kDecodeWarps * SY_WARP, stream, op.q.f32(), kc, vc,
+              op.out.f32(), at(dec_at) + t0, at(seq_at), at(pos_at), pg, (int)n_head, group, (int)d,
+              op.scale);
+  }
+  for (size_t i0 = 0; i0 < n_tiles; i0 += 65535) {
+    const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_tiles - i0));
+    SY_LAUNCH(attention_prefill_kernel<KV>, grid, kTileQ * SY_WARP, stream, op.q.f32(), kc, vc,
+              op.out.f32(), at(tile_at) + 4 * i0, at(pos_at), pg, (int)n_head, group, (int)d,
+              op.scale);
+  }
+}
+
 }  // namespace
 
 void GpuBackend::kv_store(const KvStoreOp& op) {
@@ -149,11 +188,19 @@ void GpuBackend::kv_store(const KvStoreOp& op) {
   meta_begin();
   const size_t slots_at = meta_add(op.slots, n_tokens * sizeof(int32_t));
   const int32_t* d_slots = reinterpret_cast<const int32_t*>(meta_upload() + slots_at);
+  const bool f16 = op.k_cache.dtype == SY_DTYPE_F16;
+  uint16_t* k16 = static_cast<uint16_t*>(op.k_cache.data);
+  uint16_t* v16 = static_cast<uint16_t*>(op.v_cache.data);
   for (int64_t t0 = 0; t0 < n_tokens; t0 += 65535) {
     const unsigned blocks = (unsigned)std::min<int64_t>(65535, n_tokens - t0);
-    SY_LAUNCH(kv_store_kernel, blocks, kThreads, compute_, op.k.f32() + t0 * op.k.ne[0],
-              op.v.f32() + t0 * op.v.ne[0], op.k_cache.f32(), op.v_cache.f32(), d_slots + t0,
-              op.k.ne[0], op.v.ne[0]);
+    const float* k = op.k.f32() + t0 * op.k.ne[0];
+    const float* v = op.v.f32() + t0 * op.v.ne[0];
+    if (f16)
+      SY_LAUNCH(kv_store_kernel<uint16_t>, blocks, kThreads, compute_, k, v, k16, v16, d_slots + t0,
+                op.k.ne[0], op.v.ne[0]);
+    else
+      SY_LAUNCH(kv_store_kernel<float>, blocks, kThreads, compute_, k, v, op.k_cache.f32(),
+                op.v_cache.f32(), d_slots + t0, op.k.ne[0], op.v.ne[0]);
   }
   launched("kv_store");
 }
@@ -162,11 +209,10 @@ void GpuBackend::attention(const AttentionOp& op) {
   const int64_t d = op.q.ne[0], n_head = op.q.ne[1], n_tokens = op.q.ne[2];
   if (n_tokens == 0 || n_head == 0) return;
   if (d > kMaxHeadDim)
-    throw plugin::PluginError(SY_ERR_UNSUPPORTED, "attention: head_dim " + std::to_string(d) +
-                                                      " above " + std::to_string(kMaxHeadDim) +
-                                                      " not supported");
+    throw plugin::Error(SY_ERR_UNSUPPORTED, "attention: head_dim " + std::to_string(d) + " above " +
+                                                std::to_string(kMaxHeadDim) + " not supported");
   if (op.n_seqs > 65535 || n_head > 65535)
-    throw plugin::PluginError(SY_ERR_UNSUPPORTED, "attention: more than 65535 heads or sequences");
+    throw plugin::Error(SY_ERR_UNSUPPORTED, "attention: more than 65535 heads or sequences");
   begin_op({op.q.data, op.k_cache.data, op.v_cache.data, op.out.data});
   // Per token its sequence; single-token sequences decode, the others are cut into tiles.
   std::vector<int32_t> tok_seq(n_tokens), decode, tiles;
@@ -195,19 +241,13 @@ void GpuBackend::attention(const AttentionOp& op) {
   auto at = [dev](size_t off) { return reinterpret_cast<const int32_t*>(dev + off); };
   const Paging pg{at(tab_at), (int)op.max_blocks_per_seq, (int)op.block_size};
   const int group = (int)(n_head / op.n_kv_head);
-  for (size_t t0 = 0; t0 < decode.size(); t0 += 65535) {
-    const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, decode.size() - t0));
-    SY_LAUNCH(attention_decode_kernel, grid, kDecodeWarps * SY_WARP, compute_, op.q.f32(),
-              op.k_cache.f32(), op.v_cache.f32(), op.out.f32(), at(dec_at) + t0, at(seq_at),
-              at(pos_at), pg, (int)n_head, group, (int)d, op.scale);
-  }
-  const size_t n_tiles = tiles.size() / 4;
-  for (size_t i0 = 0; i0 < n_tiles; i0 += 65535) {
-    const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_tiles - i0));
-    SY_LAUNCH(attention_prefill_kernel, grid, kTileQ * SY_WARP, compute_, op.q.f32(),
-              op.k_cache.f32(), op.v_cache.f32(), op.out.f32(), at(tile_at) + 4 * i0, at(pos_at),
-              pg, (int)n_head, group, (int)d, op.scale);
-  }
+  if (op.k_cache.dtype == SY_DTYPE_F16)
+    launch_attention(static_cast<const uint16_t*>(op.k_cache.data),
+                     static_cast<const uint16_t*>(op.v_cache.data), op, decode.size(), dev, dec_at,
+                     seq_at, pos_at, tile_at, tiles.size() / 4, pg, group, compute_);
+  else
+    launch_attention(op.k_cache.f32(), op.v_cache.f32(), op, decode.size(), dev, dec_at, seq_at,
+                     pos_at, tile_at, tiles.size() / 4, pg, group, compute_);
   launched("attention");
 }
 

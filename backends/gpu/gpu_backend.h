@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 #include "vendor.h"
 
 namespace sy::gpu {
@@ -22,7 +22,7 @@ using plugin::Buffer;
 using plugin::KvStoreOp;
 using plugin::Tensor;
 
-// Throws PluginError(SY_ERR_DEVICE, "<what>: <runtime's message>") unless e is cudaSuccess
+// Throws Error(SY_ERR_DEVICE, "<what>: <runtime's message>") unless e is cudaSuccess
 // (SY_ERR_OUT_OF_MEMORY for an allocation failure).
 void check(cudaError_t e, const char* what);
 

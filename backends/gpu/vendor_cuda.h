@@ -13,3 +13,6 @@
 __device__ __forceinline__ float sy_half_to_float(uint16_t h) {
   return __half2float(__ushort_as_half(h));
 }
+__device__ __forceinline__ uint16_t sy_float_to_half(float f) {  // round to nearest even
+  return __half_as_ushort(__float2half_rn(f));
+}

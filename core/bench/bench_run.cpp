@@ -14,7 +14,7 @@ namespace sy::bench {
 
 double latency_quantile(const RunLog& log, const std::string& metric, double p) {
   const LatencySamples s = latency_samples(log);
-  std::vector<double> v = metric == "ttft" ? s.ttft : s.e2el;
+  std::vector<double> v = metric == "ttft" ? s.ttft : metric == "tpot" ? s.tpot : s.e2el;
   for (auto& x : v) x /= 1e3;
   for (const auto& r : log.requests)  // never finished: later than any SLO
     if (!r.ok && r.error.rfind("refused", 0) != 0)
@@ -103,16 +103,31 @@ class Runner {
     out.engine = engine_metrics(out.log, out.active_params);
     const std::string metric = cfg_.capacity ? cfg_.capacity->metric : "ttft";
     const double pct = cfg_.capacity ? cfg_.capacity->percentile : 90;
-    for (double rate : cfg_.sweep.rates) {
-      const auto w = at_rate(cfg_.workload, rate, cfg_.sweep.requests);
-      const RunLog log =
-          replay_fresh(v, generate_workload(w), "[" + v.name + "] sweep " + fmt("%g req/s", rate));
-      SweepPoint p;
-      p.rate = rate;
-      p.serving = serving_metrics(log, cfg_.slo);
-      p.utilization = engine_metrics(log, out.active_params).utilization;
-      p.slo_latency_s = latency_quantile(log, metric, pct);
-      out.sweep.push_back(p);
+    if (cfg_.sweep.enabled) {
+      SweepPlanner planner(cfg_.sweep);
+      while (const auto rate = planner.next(out.sweep)) {
+        const uint32_t n = planner.requests_at(*rate);
+        const auto w = at_rate(cfg_.workload, *rate, n);
+        const RunLog log = replay_fresh(v, generate_workload(w),
+                                        "[" + v.name + "] sweep " + fmt("%.3g req/s", *rate));
+        SweepPoint p;
+        p.rate = *rate;
+        p.requests = n;
+        p.serving = serving_metrics(log, cfg_.slo);
+        const EngineMetrics em = engine_metrics(log, out.active_params);
+        p.utilization = em.utilization;
+        p.batch_mean = em.batch_size.mean;
+        p.preemptions = em.preemptions;
+        p.prefix_hit_rate = em.prefix_cache_hit_rate.value_or(-1);
+        p.slo_latency_s = latency_quantile(log, metric, pct);
+        const double q = cfg_.sweep.percentile;
+        p.ttft_ms = latency_quantile(log, "ttft", q) * 1e3;
+        p.tpot_ms = latency_quantile(log, "tpot", q) * 1e3;
+        p.e2el_ms = latency_quantile(log, "e2el", q) * 1e3;
+        p.meets_slo = meets_slo(p, cfg_.slo);
+        out.sweep.push_back(p);
+      }
+      out.knee = find_knee(out.sweep);
     }
     // The capacity model needs the engine's busy time, which only an in-process run measures.
     if (cfg_.capacity && !out.remote) out.capacity = capacity(v, items, out);

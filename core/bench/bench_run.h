@@ -10,17 +10,12 @@
 #include "bench/compare_config.h"
 #include "bench/events.h"
 #include "bench/metrics.h"
+#include "bench/sweep.h"
 
 namespace sy::bench {
 
 class Progress;
 
-struct SweepPoint {
-  double rate = 0;  // offered requests/s
-  ServingMetrics serving;
-  double utilization = 0;
-  double slo_latency_s = 0;  // the capacity metric's quantile (capacity configured)
-};
 
 struct CapacityResult {
   CapacitySpec spec;
@@ -41,7 +36,8 @@ struct VariantResult {
   RunLog log;
   ServingMetrics serving, simple, complex;
   EngineMetrics engine;
-  std::vector<SweepPoint> sweep;
+  std::vector<SweepPoint> sweep;  // in the order they ran
+  Knee knee;
   std::optional<CapacityResult> capacity;
   double wall_s = 0;  // everything for this variant, model generation included
 };
@@ -54,7 +50,7 @@ struct BenchReport {
 
 BenchReport run_bench(const CompareConfig& config, Progress& progress);
 
-// The p-th percentile (numpy linear) of TTFT or E2EL over completed requests, in seconds; +inf
+// The p-th percentile (numpy linear) of TTFT, TPOT or E2EL (`metric`) over completed requests, in seconds; +inf
 // when nothing completed (a saturated run misses every SLO).
 double latency_quantile(const RunLog& log, const std::string& metric, double p);
 

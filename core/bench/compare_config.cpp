@@ -132,7 +132,21 @@ void read_slo(const std::string& origin, const toml::table& t, Slo& slo) {
 
 void read_sweep(const std::string& origin, const toml::table& t, SweepSpec& s) {
   TableReader r(origin, t, "sweep.");
+  s.enabled = true;
   r.read_int("requests", s.requests, 1, 1 << 20);
+  r.read_int("min_requests", s.min_requests, 1, 1 << 20);
+  r.read_int("max_points", s.max_points, 1, 100);
+  r.read_int("refine", s.refine, 0, 10);
+  auto real = [&](const char* key, double& out, double lo, double hi) {
+    float v = static_cast<float>(out);
+    r.read_float(key, v, lo, hi);
+    out = v;
+  };
+  real("seconds", s.seconds, 0, 3600);
+  real("start", s.start, 1e-3, 1e6);
+  real("factor", s.factor, 1.05, 100);
+  real("min_rise", s.min_rise, 0, 10);
+  real("percentile", s.percentile, 1, 100);
   r.mark("rates");
   if (const toml::node* n = t.get("rates")) {
     const toml::array* a = n->as_array();

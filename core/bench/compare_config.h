@@ -15,9 +15,22 @@
 
 namespace sy::bench {
 
+// The offered-load sweep (bench/sweep.h): the listed rates, or with no list an automatic one
+// from `start`, `factor` times the last each point, until throughput stops rising (the highest
+// load within `min_rise` of the best lower one) past the first point that misses the SLO, at
+// most `max_points`, then `refine` points bisecting (geometrically) between the knee and the
+// first load above it that missed.
 struct SweepSpec {
-  std::vector<double> rates;  // requests/s; empty: no sweep
-  uint32_t requests = 16;     // per rate
+  bool enabled = false;       // a [sweep] table is present
+  std::vector<double> rates;  // requests/s; empty: the automatic sweep
+  uint32_t requests = 16;     // per point (with `seconds`: the most per point)
+  double seconds = 0;         // > 0: rate x seconds requests per point, at least min_requests
+  uint32_t min_requests = 8;
+  double start = 1.0, factor = 1.6;
+  uint32_t max_points = 10;
+  double min_rise = 0.05;
+  uint32_t refine = 2;
+  double percentile = 99;  // the knee's SLO: [slo] latencies at this percentile
 };
 
 struct CapacitySpec {

@@ -1,5 +1,6 @@
-// Engine counters the benchmark reads from sy::host_counters() (plugins feed them through
-// sy_host_api.counter_add, the host through sy::host_counter_add). Each is a running total; the
+// Engine counters the benchmark reads from the engine that ran the variant (Engine::counters();
+// plugins feed them through sy_host_api.counter_add_to / counter_add, the host through
+// sy::host_counter_add). Each is a running total; the
 // bench takes the difference over a run. A key that no component publishes stays unset and the
 // report prints n/a for what depends on it: nothing here is ever estimated.
 //

@@ -8,6 +8,7 @@
 
 #include "bench/counters.h"
 #include "bench/rng.h"
+#include "engine/engine_loop.h"
 #include "host/host_api.h"
 
 namespace sy::bench {
@@ -44,7 +45,8 @@ void warm_up(engine::Engine& eng, const std::vector<WorkItem>& items, uint32_t n
 }
 
 // Memory held for the requests in flight: KV blocks in use, plus recurrent state of those
-// running; per path, blocks shared by requests of one path count once.
+// running and of the prefix cache's state snapshots; per path, blocks shared by requests of one
+// path count once (snapshots belong to no path).
 void sample_memory(const engine::Variant& v, const std::vector<uint64_t>& inflight,
                    MemoryPeaks& m) {
   const auto& pool = v.cache->pool();
@@ -61,7 +63,10 @@ void sample_memory(const engine::Variant& v, const std::vector<uint64_t>& inflig
       ++states[r.spec.path];
     }
   }
-  m.peak_bytes = std::max(m.peak_bytes, used * m.kv_block_bytes + running * m.state_bytes_per_seq);
+  const uint32_t snapshots = v.engine->snapshots_held();
+  m.peak_snapshots = std::max(m.peak_snapshots, snapshots);
+  m.peak_bytes = std::max(m.peak_bytes, used * m.kv_block_bytes +
+                                            (running + snapshots) * m.state_bytes_per_seq);
   for (const auto& [path, b] : blocks) {
     const uint64_t bytes = b.size() * m.kv_block_bytes + states[path] * m.state_bytes_per_seq;
     m.peak_by_path[path] = std::max(m.peak_by_path[path], bytes);
@@ -85,6 +90,139 @@ RequestRecord record_of(const engine::Request& r, const WorkItem& it) {
   return rec;
 }
 
+// The replay as the engine loop's work source: arrivals submitted when their time comes, every
+// step recorded, finished requests collected.
+class Replay : public engine::WorkSource {
+ public:
+  Replay(engine::Variant& v, const std::vector<WorkItem>& items, const DriverOptions& opt,
+         RunLog& log)
+      : v_(v), items_(items), opt_(opt), log_(log) {
+    t0_ = now_ns();
+    deadline_ = t0_ + static_cast<int64_t>(opt.timeout_s * 1e9);
+    log_.start_ns = t0_;
+  }
+
+  void intake(engine::Engine& eng) override {
+    const int64_t now = now_ns();
+    for (; next_ < items_.size() && t0_ + items_[next_].arrival_ns <= now; ++next_) {
+      try {
+        const uint64_t id =
+            eng.submit(spec_of(items_[next_], opt_.ignore_eos), t0_ + items_[next_].arrival_ns);
+        inflight_.push_back(id);
+        index_of_[id] = next_;
+      } catch (const std::invalid_argument& e) {
+        RequestRecord& rec = log_.requests[next_];
+        rec.simple = items_[next_].simple;
+        rec.prompt_len = static_cast<uint32_t>(items_[next_].prompt.size());
+        rec.max_new_tokens = items_[next_].max_new_tokens;
+        rec.arrival_ns = t0_ + items_[next_].arrival_ns;
+        rec.error = std::string("refused: ") + e.what();
+        ++finished_;
+        progress();
+      }
+    }
+  }
+
+  bool keep_going(const engine::Engine&) override {
+    if (next_ == items_.size() && inflight_.empty()) return false;
+    if (now_ns() >= deadline_) {
+      log_.timed_out = true;
+      return false;
+    }
+    return true;
+  }
+
+  // Sleeps to the end of the window, the next arrival or the deadline, whichever is first.
+  void wait(const engine::Engine& eng, int64_t until_ns) override {
+    const int64_t now = now_ns();
+    if (eng.idle()) log_.steps.push_back(StepRecord{now, 0, 0, 0, 0, 0, 0, 0, 0});
+    int64_t wake = std::min(until_ns, deadline_);
+    if (next_ < items_.size()) wake = std::min(wake, t0_ + items_[next_].arrival_ns);
+    sleep_until(wake);
+  }
+
+  void before_step(engine::Engine& eng) override {
+    computed_.resize(inflight_.size());
+    for (size_t i = 0; i < inflight_.size(); ++i)
+      computed_[i] = eng.request(inflight_[i]).num_computed;
+  }
+
+  void after_step(engine::Engine& eng, const engine::StepStats& st, int64_t t0,
+                  int64_t dur) override {
+    StepRecord s;
+    s.t_ns = t0;
+    s.dur_ns = dur;
+    s.n_seqs = st.n_seqs;
+    s.n_tokens = st.n_tokens;
+    s.n_prefill_tokens = st.n_prefill_tokens;
+    s.n_decode = st.n_decode;
+    s.n_waiting = static_cast<uint32_t>(eng.n_waiting());
+    s.n_running = static_cast<uint32_t>(eng.n_running());
+    s.kv_used_blocks = v_.cache->pool().total() - v_.cache->pool().free_count();
+    s.predicted_ns = st.predicted_ns;
+    s.exec_ns = st.exec_ns;
+    log_.steps.push_back(s);
+    if (st.n_tokens > 0) {
+      // Split the step's time over its members by the tokens each computed in it.
+      for (size_t i = 0; i < inflight_.size(); ++i) {
+        const engine::Request& r = eng.request(inflight_[i]);
+        const uint32_t after = r.num_computed;
+        uint32_t tokens = after >= computed_[i] ? after - computed_[i] : after;
+        // Admitted this step: prefix-cache hits became "computed" without running.
+        if (computed_[i] == 0 || after < computed_[i])
+          tokens -= std::min(tokens, r.prefix_hit_tokens);
+        cost_[inflight_[i]] += double(s.dur_ns) * tokens / st.n_tokens;
+      }
+    }
+    sample_memory(v_, inflight_, log_.memory);
+    // Finished requests leave in one pass (no quadratic erase under a long queue).
+    size_t kept = 0;
+    for (size_t i = 0; i < inflight_.size(); ++i) {
+      const engine::Request& r = eng.request(inflight_[i]);
+      if (r.finish == engine::FinishReason::none) {
+        inflight_[kept++] = inflight_[i];
+        continue;
+      }
+      RequestRecord& rec = log_.requests[index_of_[r.id]] = record_of(r, items_[index_of_[r.id]]);
+      rec.cost_ns = cost_[r.id];
+      ++finished_;
+      progress();
+    }
+    inflight_.resize(kept);
+  }
+
+  // After the loop: what never finished.
+  void close(const engine::Engine& eng) {
+    log_.end_ns = now_ns();
+    for (uint64_t id : inflight_) {
+      const engine::Request& r = eng.request(id);
+      RequestRecord& rec = log_.requests[index_of_[id]] = record_of(r, items_[index_of_[id]]);
+      rec.ok = false;
+      rec.error = "timed out";
+    }
+    for (size_t i = next_; i < items_.size(); ++i) {
+      log_.requests[i].simple = items_[i].simple;
+      log_.requests[i].error = "timed out before it arrived";
+    }
+  }
+
+ private:
+  void progress() {
+    if (opt_.on_progress) opt_.on_progress(finished_, items_.size());
+  }
+
+  engine::Variant& v_;
+  const std::vector<WorkItem>& items_;
+  const DriverOptions& opt_;
+  RunLog& log_;
+  int64_t t0_ = 0, deadline_ = 0;
+  std::vector<uint64_t> inflight_;       // engine ids
+  std::map<uint64_t, size_t> index_of_;  // engine id -> item
+  std::map<uint64_t, double> cost_;      // engine id -> attributed busy ns
+  std::vector<uint32_t> computed_;
+  size_t next_ = 0, finished_ = 0;
+};
+
 }  // namespace
 
 RunLog replay(engine::Variant& v, const std::vector<WorkItem>& items, const DriverOptions& opt) {
@@ -96,109 +234,13 @@ RunLog replay(engine::Variant& v, const std::vector<WorkItem>& items, const Driv
       v.cache->pool().total() ? v.cache->bytes() / v.cache->pool().total() : 0;
   log.memory.kv_allocated_bytes = v.cache->bytes();
   log.memory.state_bytes_per_seq = mi.state_bytes_per_seq;
+  log.memory.state_snapshot_slots = eng.snapshot_slots();
   log.requests.resize(items.size());
-  const auto counters_before = host_counters();
-
-  std::vector<uint64_t> inflight;       // engine ids
-  std::map<uint64_t, size_t> index_of;  // engine id -> item
-  std::map<uint64_t, double> cost;      // engine id -> attributed busy ns
-  std::vector<uint32_t> computed;
-  size_t next = 0, finished = 0;
-  const int64_t t0 = now_ns();
-  const int64_t deadline = t0 + static_cast<int64_t>(opt.timeout_s * 1e9);
-  log.start_ns = t0;
-  auto progress = [&] {
-    if (opt.on_progress) opt.on_progress(finished, items.size());
-  };
-  for (;;) {
-    int64_t now = now_ns();
-    for (; next < items.size() && t0 + items[next].arrival_ns <= now; ++next) {
-      try {
-        const uint64_t id =
-            eng.submit(spec_of(items[next], opt.ignore_eos), t0 + items[next].arrival_ns);
-        inflight.push_back(id);
-        index_of[id] = next;
-      } catch (const std::invalid_argument& e) {
-        RequestRecord& rec = log.requests[next];
-        rec.simple = items[next].simple;
-        rec.prompt_len = static_cast<uint32_t>(items[next].prompt.size());
-        rec.max_new_tokens = items[next].max_new_tokens;
-        rec.arrival_ns = t0 + items[next].arrival_ns;
-        rec.error = std::string("refused: ") + e.what();
-        ++finished;
-        progress();
-      }
-    }
-    if (next == items.size() && inflight.empty()) break;
-    if (now >= deadline) {
-      log.timed_out = true;
-      break;
-    }
-    if (inflight.empty()) {  // nothing to do before the next arrival
-      log.steps.push_back(StepRecord{now, 0, 0, 0, 0, 0, 0, 0, 0});
-      sleep_until(std::min(deadline, t0 + items[next].arrival_ns));
-      continue;
-    }
-    computed.resize(inflight.size());
-    for (size_t i = 0; i < inflight.size(); ++i)
-      computed[i] = eng.request(inflight[i]).num_computed;
-    const engine::StepStats st = eng.step();
-    StepRecord s;
-    s.t_ns = now;
-    s.dur_ns = now_ns() - now;
-    s.n_seqs = st.n_seqs;
-    s.n_tokens = st.n_tokens;
-    s.n_prefill_tokens = st.n_prefill_tokens;
-    s.n_decode = st.n_decode;
-    s.n_waiting = static_cast<uint32_t>(eng.n_waiting());
-    s.n_running = static_cast<uint32_t>(eng.n_running());
-    s.kv_used_blocks = v.cache->pool().total() - v.cache->pool().free_count();
-    log.steps.push_back(s);
-    if (st.n_tokens > 0) {
-      // Split the step's time over its members by the tokens each computed in it.
-      for (size_t i = 0; i < inflight.size(); ++i) {
-        const engine::Request& r = eng.request(inflight[i]);
-        const uint32_t after = r.num_computed;
-        uint32_t tokens = after >= computed[i] ? after - computed[i] : after;
-        // Admitted this step: prefix-cache hits became "computed" without running.
-        if (computed[i] == 0 || after < computed[i])
-          tokens -= std::min(tokens, r.prefix_hit_tokens);
-        cost[inflight[i]] += double(s.dur_ns) * tokens / st.n_tokens;
-      }
-    }
-    sample_memory(v, inflight, log.memory);
-    for (size_t i = 0; i < inflight.size();) {
-      const engine::Request& r = eng.request(inflight[i]);
-      if (r.finish == engine::FinishReason::none) {
-        ++i;
-        continue;
-      }
-      RequestRecord& rec = log.requests[index_of[r.id]] = record_of(r, items[index_of[r.id]]);
-      rec.cost_ns = cost[r.id];
-      inflight.erase(inflight.begin() + i);
-      ++finished;
-      progress();
-    }
-    if (st.n_seqs == 0) {
-      // Nothing ran: sleep through the wait window, waking for the next arrival.
-      int64_t wake =
-          st.wait_ns > 0 ? now + std::min<int64_t>(st.wait_ns, 50'000'000) : now + 100'000;
-      if (next < items.size()) wake = std::min(wake, t0 + items[next].arrival_ns);
-      sleep_until(std::min(wake, deadline));
-    }
-  }
-  log.end_ns = now_ns();
-  for (uint64_t id : inflight) {
-    const engine::Request& r = eng.request(id);
-    RequestRecord& rec = log.requests[index_of[id]] = record_of(r, items[index_of[id]]);
-    rec.ok = false;
-    rec.error = "timed out";
-  }
-  for (size_t i = next; i < items.size(); ++i) {
-    log.requests[i].simple = items[i].simple;
-    log.requests[i].error = "timed out before it arrived";
-  }
-  log.counters = counter_delta(counters_before, host_counters());
+  const auto counters_before = eng.counters().snapshot();
+  Replay replay(v, items, opt, log);
+  engine::EngineLoop::run(eng, replay);
+  replay.close(eng);
+  log.counters = counter_delta(counters_before, eng.counters().snapshot());
   return log;
 }
 

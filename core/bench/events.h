@@ -31,6 +31,8 @@ struct StepRecord {
   uint32_t n_seqs = 0, n_tokens = 0, n_prefill_tokens = 0, n_decode = 0;
   uint32_t n_waiting = 0, n_running = 0;  // queue depth as the step began
   uint32_t kv_used_blocks = 0;            // after the step
+  int64_t predicted_ns = 0;  // the cost model's estimate of the forward pass (0: none ran)
+  int64_t exec_ns = 0;       // the forward pass as measured
 };
 
 // Memory the engine held for requests, sampled after every step.
@@ -39,7 +41,9 @@ struct MemoryPeaks {
   uint64_t state_bytes_per_seq = 0;  // recurrent state of one running sequence
   uint64_t kv_allocated_bytes = 0;   // the whole cache
   uint32_t peak_kv_blocks = 0;
-  uint64_t peak_bytes = 0;                    // KV in use + recurrent state of running requests
+  uint32_t state_snapshot_slots = 0;  // hybrid prefix caching: snapshot budget (state slots)
+  uint32_t peak_snapshots = 0;        // most snapshots held at once
+  uint64_t peak_bytes = 0;  // KV in use + recurrent state of running requests and snapshots
   std::map<uint32_t, uint64_t> peak_by_path;  // the same, counting only requests on each path
 };
 
@@ -49,7 +53,7 @@ struct RunLog {
   std::vector<RequestRecord> requests;
   std::vector<StepRecord> steps;
   MemoryPeaks memory;
-  std::map<std::string, double> counters;  // sy::host_counters() deltas over the run
+  std::map<std::string, double> counters;  // the engine's counter deltas over the run
   bool timed_out = false;
 };
 

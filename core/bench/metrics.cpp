@@ -81,6 +81,30 @@ ServingMetrics serving_metrics(const RunLog& log, const Slo& slo,
   return m;
 }
 
+std::vector<CostFit> cost_fit(const std::vector<StepRecord>& steps, double& error) {
+  std::vector<CostFit> out;
+  for (uint32_t lo : {1u, 2u, 5u, 17u, 65u, 257u})
+    out.push_back({lo, lo == 257 ? UINT32_MAX : (lo == 1 ? 1 : lo * 4 - 4), 0, 0, 0});
+  double err = 0;
+  size_t n = 0;
+  for (const StepRecord& s : steps) {
+    if (s.n_tokens == 0 || s.exec_ns <= 0 || s.predicted_ns <= 0) continue;
+    for (CostFit& b : out)
+      if (s.n_tokens >= b.min_tokens && s.n_tokens <= b.max_tokens) {
+        ++b.steps;
+        b.measured_ms += s.exec_ns / 1e6;
+        b.predicted_ms += s.predicted_ns / 1e6;
+      }
+    err += std::fabs(double(s.predicted_ns - s.exec_ns)) / double(s.exec_ns);
+    ++n;
+  }
+  for (CostFit& b : out)
+    if (b.steps) b.measured_ms /= b.steps, b.predicted_ms /= b.steps;
+  std::erase_if(out, [](const CostFit& b) { return b.steps == 0; });
+  error = n ? err / n : 0;
+  return out;
+}
+
 EngineMetrics engine_metrics(const RunLog& log, uint64_t active_params) {
   EngineMetrics e;
   std::vector<double> batch;
@@ -101,6 +125,7 @@ EngineMetrics engine_metrics(const RunLog& log, uint64_t active_params) {
     e.prefill_tokens += s.n_prefill_tokens;
     e.decode_tokens += s.n_decode;
   }
+  e.cost_fit = cost_fit(log.steps, e.cost_fit_error);
   if (!log.steps.empty() && log.end_ns > log.steps.front().t_ns)
     e.queue_mean = weighted / (log.end_ns - log.steps.front().t_ns);
   if (log.end_ns > log.start_ns) e.utilization = e.busy_s / ((log.end_ns - log.start_ns) / 1e9);

@@ -62,6 +62,14 @@ struct ExpertActivation {
 
 // Engine-side metrics. Optional fields come from counters a component publishes (see
 // core/bench/README.md); they stay empty, and print as n/a, when nothing publishes them.
+// The cost model against the forward passes it predicted, for steps of a range of sizes
+// (tokens a step carried).
+struct CostFit {
+  uint32_t min_tokens = 0, max_tokens = 0;
+  size_t steps = 0;
+  double measured_ms = 0, predicted_ms = 0;  // means over those steps
+};
+
 struct EngineMetrics {
   size_t steps = 0, empty_steps = 0;   // steps that ran a batch; steps that ran nothing
   double busy_s = 0, utilization = 0;  // time in steps that ran a batch; busy_s / duration
@@ -80,8 +88,12 @@ struct EngineMetrics {
   // Overlapped stepping: host planning hidden behind forward passes, as a share of busy time.
   std::optional<double> overlap_hidden_share;
   std::optional<ExpertActivation> experts;
+  std::vector<CostFit> cost_fit;  // by step size: 1, 2-4, 5-16, 17-64, 65-256, 257+ tokens
+  double cost_fit_error = 0;      // mean |predicted - measured| / measured over every step
 };
 
+// Steps bucketed by size, measured forward time against the cost model's prediction.
+std::vector<CostFit> cost_fit(const std::vector<StepRecord>& steps, double& mean_rel_error);
 EngineMetrics engine_metrics(const RunLog& log, uint64_t active_params);
 
 }  // namespace sy::bench

@@ -9,8 +9,8 @@ uint32_t n_attn_layers(const ModelShape& s) {
   for (uint32_t l = 0; l < s.n_layer; ++l) n += s.is_attention_layer(l);
   return n;
 }
-uint64_t kv_bytes_per_token(const ModelShape& s) {  // K and V rows of every attention layer
-  return uint64_t(n_attn_layers(s)) * 2 * (s.n_embd / s.n_head) * s.n_head_kv * 4;
+uint64_t kv_bytes_per_token(const ModelShape& s, uint32_t elem_bytes) {
+  return uint64_t(n_attn_layers(s)) * 2 * (s.n_embd / s.n_head) * s.n_head_kv * elem_bytes;
 }
 // FLOPs of one token at position `pos` (it attends to pos + 1 keys): 2 per multiply-add of
 // every active matrix (the embedding is a lookup; a tied output counts once), attention

@@ -10,7 +10,8 @@ namespace sy::bench {
 
 uint32_t n_attn_layers(const model::ModelShape& s);
 uint32_t n_moe_layers(const model::ModelShape& s);
-uint64_t kv_bytes_per_token(const model::ModelShape& s);  // K and V rows of every attention layer
+// K and V rows of every attention layer, `elem_bytes` per cached value (4 for F32, 2 for F16).
+uint64_t kv_bytes_per_token(const model::ModelShape& s, uint32_t elem_bytes = 4);
 // FLOPs of one token at position `pos`; with_output: the logits are computed too.
 double flops_per_token(const model::ModelShape& s, uint64_t pos, bool with_output);
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -28,8 +29,8 @@ std::vector<const VariantResult*> ran(const BenchReport& r) {
 }  // namespace
 
 std::vector<std::string> plot_files() {
-  return {"ttft_cdf.svg",           "tpot_cdf.svg",    "itl_cdf.svg",        "e2el_cdf.svg",
-          "throughput_vs_load.svg", "queue_depth.svg", "batch_size_hist.svg"};
+  return {"ttft_cdf.svg",           "tpot_cdf.svg",     "itl_cdf.svg",     "e2el_cdf.svg",
+          "throughput_vs_load.svg", "ttft_vs_load.svg", "queue_depth.svg", "batch_size_hist.svg"};
 }
 
 std::vector<std::pair<std::string, std::string>> report_plots(const BenchReport& r) {
@@ -55,18 +56,25 @@ std::vector<std::pair<std::string, std::string>> report_plots(const BenchReport&
     }
     out.emplace_back(std::string(key) + "_cdf.svg", render_svg(c));
   }
-  LineChart t{"Output throughput vs offered load",
-              "offered load (req/s)",
-              "output tokens/s",
-              {},
-              false,
-              true};
-  for (const auto* v : vs) {
-    Series s{v->name, {}};
-    for (const auto& p : v->sweep) s.points.emplace_back(p.rate, p.serving.output_throughput);
-    t.series.push_back(s);
-  }
-  out.emplace_back("throughput_vs_load.svg", render_svg(t));
+  // Against offered load, in the order of the load (the sweep may have run them otherwise).
+  auto by_load = [&](const char* title, const char* y, auto value) {
+    LineChart c{title, "offered load (req/s)", y, {}, false, true};
+    for (const auto* v : vs) {
+      Series s{v->name, {}};
+      for (const auto& p : v->sweep)
+        if (std::isfinite(value(p))) s.points.emplace_back(p.rate, value(p));
+      std::sort(s.points.begin(), s.points.end());
+      c.series.push_back(s);
+    }
+    return render_svg(c);
+  };
+  out.emplace_back("throughput_vs_load.svg",
+                   by_load("Request throughput vs offered load", "completed requests/s",
+                           [](const SweepPoint& p) { return p.serving.request_throughput; }));
+  const std::string p99 = "TTFT p" + std::to_string(int(r.config.sweep.percentile));
+  out.emplace_back("ttft_vs_load.svg",
+                   by_load((p99 + " vs offered load").c_str(), (p99 + " (ms)").c_str(),
+                           [](const SweepPoint& p) { return p.ttft_ms; }));
   LineChart q{"Queue depth over time (main run)",
               "time since start (s)",
               "waiting requests",

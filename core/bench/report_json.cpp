@@ -169,10 +169,21 @@ Json engine(const EngineMetrics& e, const RunLog& log) {
   mem["kv_allocated_bytes"] = val(m.kv_allocated_bytes);
   mem["peak_kv_blocks"] = val(m.peak_kv_blocks);
   mem["peak_bytes"] = val(m.peak_bytes);
+  mem["state_snapshot_slots"] = val(m.state_snapshot_slots);
+  mem["peak_state_snapshots"] = val(m.peak_snapshots);
   Json by_path = Json::object();
   for (const auto& [p, b] : m.peak_by_path) by_path[path_name(p)] = val(b);
   mem["peak_bytes_by_path"] = std::move(by_path);
   j["memory"] = std::move(mem);
+  Json by_tokens = Json::array();
+  for (const auto& b : e.cost_fit)
+    by_tokens.push_back(Json{{"min_tokens", val(b.min_tokens)},
+                             {"max_tokens", val(b.max_tokens)},
+                             {"steps", val(b.steps)},
+                             {"predicted_ms", val(b.predicted_ms)},
+                             {"measured_ms", val(b.measured_ms)}});
+  j["cost_model"] = Json{{"mean_relative_error", val(e.cost_fit_error)},
+                         {"by_step_tokens", std::move(by_tokens)}};
   j["compute_per_request"] =
       Json{{"flops_estimate", val(e.flops_per_request)}, {"busy_ms", summary(e.cost_ms)}};
   // Raw host-counter deltas over the run, whatever components published.
@@ -247,17 +258,28 @@ Json variant(const VariantResult& v) {
   j["by_class"] = Json{{"simple", serving(v.simple)}, {"complex", serving(v.complex)}};
   // Only an in-process run sees the engine.
   j["engine"] = v.remote ? Json(nullptr) : engine(v.engine, v.log);
+  j["knee"] = v.knee.found ? Json{{"rate", val(v.knee.rate)},
+                                   {"request_throughput", val(v.knee.throughput)},
+                                   {"ttft_ms", val(v.knee.ttft_ms)}}
+                           : Json(nullptr);
   Json sweep = Json::array();
   for (const auto& p : v.sweep)
     sweep.push_back(
         Json{{"rate", val(p.rate)},
              {"utilization", val(p.utilization)},
+             {"requests", val(p.requests)},
+             {"meets_slo", val(p.meets_slo)},
+             {"ttft_ms_at_percentile", val(p.ttft_ms)},
+             {"tpot_ms_at_percentile", val(p.tpot_ms)},
              {"request_throughput", val(p.serving.request_throughput)},
              {"output_throughput", val(p.serving.output_throughput)},
              {"completed", val(p.serving.completed)},
              {"failed", val(p.serving.failed)},
              {"ttft_p90_ms", p.serving.ttft_ms.n ? num(p.serving.ttft_ms.p90) : nullptr},
              {"e2el_p90_ms", p.serving.e2el_ms.n ? num(p.serving.e2el_ms.p90) : nullptr},
+             {"batch_size_mean", val(p.batch_mean)},
+             {"preemptions", val(p.preemptions)},
+             {"prefix_cache_hit_rate", p.prefix_hit_rate < 0 ? nullptr : num(p.prefix_hit_rate)},
              {"slo_latency_ms", num(p.slo_latency_s * 1e3)}});
   j["sweep"] = std::move(sweep);
   if (v.capacity) j["capacity"] = capacity(*v.capacity);

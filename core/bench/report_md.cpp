@@ -1,8 +1,10 @@
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "bench/report.h"
+#include "bench/sweep.h"
 
 namespace sy::bench {
 namespace {
@@ -100,6 +102,12 @@ std::string report_markdown(const BenchReport& r) {
     << "Metrics as `vllm bench serve` defines them; percentiles with numpy's linear interpolation; "
        "latencies count from the scheduled arrival. Cells with four numbers are mean / p50 / p90 / "
        "p99.\n\n";
+  if (cfg.sweep.enabled) {
+    std::vector<std::pair<std::string, Knee>> knees;
+    for (const auto& v : r.variants)
+      if (v.skip_reason.empty()) knees.emplace_back(v.name, v.knee);
+    o << "**" << knee_headline(knees, cfg.slo, cfg.sweep.percentile) << "**\n\n";
+  }
 
   Table s(r);
   s.row("model (params)", [](const VariantResult& v) {
@@ -181,7 +189,8 @@ std::string report_markdown(const BenchReport& r) {
     const auto& m = v.engine.memory;
     return bytes(m.peak_bytes) + " (" + std::to_string(m.peak_kv_blocks) + " blocks x " +
            bytes(m.kv_block_bytes) +
-           (m.state_bytes_per_seq ? " + " + bytes(m.state_bytes_per_seq) + "/seq state" : "") + ")";
+           (m.state_bytes_per_seq ? " + " + bytes(m.state_bytes_per_seq) + "/seq state" : "") +
+           (m.peak_snapshots ? ", " + std::to_string(m.peak_snapshots) + " snapshots" : "") + ")";
   });
   e.row("peak memory per path", [](const VariantResult& v) {
     std::string t;
@@ -189,25 +198,60 @@ std::string report_markdown(const BenchReport& r) {
       t += (t.empty() ? "" : ", ") + path_name(p) + " " + bytes(b);
     return t.empty() ? "n/a" : t;
   });
+  e.row("state snapshots (hybrid prefix cache): peak / budget", [](const VariantResult& v) {
+    const auto& m = v.engine.memory;
+    if (!m.state_snapshot_slots) return std::string("n/a");
+    return std::to_string(m.peak_snapshots) + " / " + std::to_string(m.state_snapshot_slots) +
+           " slots x " + bytes(m.state_bytes_per_seq) + " (budget " +
+           bytes(double(m.state_snapshot_slots) * m.state_bytes_per_seq) + ")";
+  });
+  e.row("step time predicted / measured (ms) by tokens per step", [](const VariantResult& v) {
+    std::string t;
+    for (const auto& b : v.engine.cost_fit)
+      t += (t.empty() ? "" : ", ") +
+           (b.min_tokens == b.max_tokens ? std::to_string(b.min_tokens)
+            : b.max_tokens == UINT32_MAX
+                ? std::to_string(b.min_tokens) + "+"
+                : std::to_string(b.min_tokens) + "-" + std::to_string(b.max_tokens)) +
+           ": " + f("%.1f", b.predicted_ms) + " / " + f("%.1f", b.measured_ms);
+    return t.empty() ? std::string("n/a")
+                     : t + " (mean error " + f("%.0f%%", v.engine.cost_fit_error * 100) + ")";
+  });
   e.row("compute per request (GFLOP, 2 x active params x tokens)",
         [](const VariantResult& v) { return f("%.3f", v.engine.flops_per_request / 1e9); });
   e.row("busy time per request (ms)",
         [](const VariantResult& v) { return quad(v.engine.cost_ms); });
   o << "## Engine\n\n" << e.str("metric") << "\n";
 
-  if (!cfg.sweep.rates.empty()) {
-    Table w(r);
-    for (size_t i = 0; i < cfg.sweep.rates.size(); ++i)
-      w.row(f("%g", cfg.sweep.rates[i]) + " req/s", [i](const VariantResult& v) {
-        if (i >= v.sweep.size()) return std::string("n/a");
-        const auto& p = v.sweep[i];
-        return f("%.2f", p.serving.request_throughput) + " req/s, " +
-               f("%.0f", p.serving.output_throughput) + " tok/s, TTFT p90 " +
-               (p.serving.ttft_ms.n ? f("%.0f", p.serving.ttft_ms.p90) : "n/a") + " ms, " +
-               f("%.0f%%", p.utilization * 100) + " busy";
-      });
-    o << "## Request-rate sweep (" << cfg.sweep.requests << " requests per rate)\n\n"
-      << w.str("offered load") << "\n";
+  if (cfg.sweep.enabled) {
+    const std::string pct = "p" + f("%g", cfg.sweep.percentile);
+    o << "## Offered-load sweep\n\n"
+      << (cfg.sweep.rates.empty()
+              ? "Automatic: from " + f("%g", cfg.sweep.start) + " req/s, x" +
+                    f("%g", cfg.sweep.factor) +
+                    " per point until throughput stops rising past the first point that misses "
+                    "the SLO, then " +
+                    std::to_string(cfg.sweep.refine) +
+                    " bisecting between the knee and the next load up"
+              : std::string("The configured rates"))
+      << "; the knee (bold) is the highest throughput among the points meeting the SLO ("
+      << slo_text(cfg.slo) << " at " << pct << "). Points in the order they ran.\n\n"
+      << "| variant | offered (req/s) | requests | throughput (req/s) | output tok/s | TTFT " << pct
+      << " (ms) | TPOT " << pct << " (ms) | busy | batch | preempt | prefix hits | SLO |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& v : r.variants)
+      for (const auto& p : v.sweep) {
+        const bool knee = v.knee.found && p.rate == v.knee.rate;
+        const std::string tput = f("%.2f", p.serving.request_throughput);
+        o << "| " << v.name << " | " << f("%.3g", p.rate) << " | " << p.requests << " | "
+          << (knee ? "**" + tput + "**" : tput) << " | " << f("%.0f", p.serving.output_throughput)
+          << " | " << f("%.0f", p.ttft_ms) << " | " << f("%.0f", p.tpot_ms) << " | "
+          << f("%.0f%%", p.utilization * 100) << " | " << f("%.1f", p.batch_mean) << " | "
+          << p.preemptions << " | "
+          << (p.prefix_hit_rate < 0 ? std::string("n/a") : f("%.0f%%", p.prefix_hit_rate * 100))
+          << " | " << (p.meets_slo ? "met" : "missed") << " |\n";
+      }
+    o << "\n";
   }
 
   if (cfg.capacity) {

@@ -1,7 +1,11 @@
-// switchyard bench-backend: prefill and decode tokens/s of one sequence on a backend, and the
-// fraction of measured memory bandwidth decode achieves (weight bytes per token x tokens/s /
-// copy bandwidth; for a GPU backend, / the device's streaming bandwidth). Run, not a test:
-// numbers depend on the machine.
+// switchyard bench-backend: per weight dtype, prefill and decode tokens/s of one sequence on a
+// backend (min / median / max of --repeat runs), decode's fraction of the streaming-read
+// bandwidth and prefill's fraction of the backend's GEMM peak, both measured in the same run
+// (for a GPU backend, decode is compared with the device's own streaming bandwidth).
+// --crossover times the GEMV and GEMM paths of cpu_onednn for each M. Run, not a test: numbers
+// depend on the machine.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -10,11 +14,16 @@
 #include <thread>
 #include <vector>
 
+#include "bench/model_costs.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "engine/variant.h"
 #include "host/host_api.h"
+#include "host/plugin_host.h"
+#include "model/kv_cache.h"
 #include "modelgen/generator.h"
+#include "modelgen/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
+#include "switchyard/common/dtype.h"
 
 namespace sy::cli {
 namespace {
@@ -34,11 +43,50 @@ double copy_bandwidth() {
   return best;
 }
 
-// Streaming read bandwidth: every core sums its share of a buffer far larger than the caches.
-double read_bandwidth() {
-  const size_t n = (512u << 20) / sizeof(uint64_t);
+// Sums of n 64-bit words, read as a stream: the widest loads this CPU has, with a software
+// prefetch 4 KiB ahead (the hardware prefetcher alone leaves a core well below its share of
+// the bandwidth, and the decode kernels prefetch the same way).
+__attribute__((target("avx512f"))) uint64_t stream_sum_avx512(const uint64_t* p, size_t n) {
+  __m512i s[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                  _mm512_setzero_si512()};
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    _mm_prefetch((const char*)(p + i) + 4096, _MM_HINT_T0);
+    for (int k = 0; k < 4; ++k) s[k] = _mm512_add_epi64(s[k], _mm512_loadu_si512(p + i + 8 * k));
+  }
+  return (uint64_t)_mm512_reduce_add_epi64(
+      _mm512_add_epi64(_mm512_add_epi64(s[0], s[1]), _mm512_add_epi64(s[2], s[3])));
+}
+__attribute__((target("avx2"))) uint64_t stream_sum_avx2(const uint64_t* p, size_t n) {
+  __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                  _mm256_setzero_si256()};
+  for (size_t i = 0; i + 16 <= n; i += 16) {
+    _mm_prefetch((const char*)(p + i) + 4096, _MM_HINT_T0);
+    for (int k = 0; k < 4; ++k)
+      s[k] = _mm256_add_epi64(s[k], _mm256_loadu_si256((const __m256i*)(p + i + 4 * k)));
+  }
+  uint64_t out[4];
+  _mm256_storeu_si256((__m256i*)out,
+                      _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3])));
+  return out[0] + out[1] + out[2] + out[3];
+}
+uint64_t stream_sum(const uint64_t* p, size_t n) {
+  if (__builtin_cpu_supports("avx512f")) return stream_sum_avx512(p, n);
+  if (__builtin_cpu_supports("avx2")) return stream_sum_avx2(p, n);
+  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    s0 += p[i];
+    s1 += p[i + 1];
+    s2 += p[i + 2];
+    s3 += p[i + 3];
+  }
+  return s0 + s1 + s2 + s3;
+}
+
+// Streaming read bandwidth: `threads` threads each sum their share of a buffer far larger than
+// the caches (the backend's thread count: what its decode could stream at most).
+double read_bandwidth(unsigned threads) {
+  const size_t n = (1024u << 20) / sizeof(uint64_t);
   std::vector<uint64_t> a(n, 1);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   double best = 0;
   for (int rep = 0; rep < 5; ++rep) {
     std::vector<uint64_t> sums(threads);
@@ -46,16 +94,13 @@ double read_bandwidth() {
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (size_t i = n * t / threads; i + 4 <= n * (t + 1) / threads; i += 4) {
-          s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3];
-        }
-        sums[t] = s0 + s1 + s2 + s3;
+        const size_t b = n * t / threads / 32 * 32, e = n * (t + 1) / threads / 32 * 32;
+        sums[t] = stream_sum(a.data() + b, e - b);
       });
     for (auto& th : pool) th.join();
     const double s = (now_ns() - t0) / 1e9;
     if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) return 0;  // keeps the loads
-    best = std::max(best, n * sizeof(uint64_t) / s);
+    best = std::max(best, n / 32 * 32 * sizeof(uint64_t) / s);
   }
   return best;
 }
@@ -83,10 +128,66 @@ double device_stream_bandwidth(Backend& b) {
   return best;
 }
 
+// One matmul y{N, M} = W{K, N} x{K, M} on the backend, random data, W of `dtype`.
+struct MatmulCase {
+  std::unique_ptr<Buffer> x, w, y;
+  sy_tensor tx, tw, ty;
+  MatmulCase(Backend& b, uint32_t dtype, int64_t m, int64_t k, int64_t n) {
+    std::vector<float> xs(m * k), ws(k * n);
+    uint64_t r = 88172645463325252ull;
+    auto next = [&] {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      return (float)((r >> 40) * (2.0 / (1 << 24)) - 1.0);
+    };
+    for (float& v : xs) v = next();
+    for (float& v : ws) v = next();
+    const int64_t rb = dtype::row_bytes(dtype, k);
+    std::vector<uint8_t> wq(rb * n);
+    for (int64_t j = 0; j < n; ++j) dtype::row_from_f32(dtype, &ws[j * k], &wq[j * rb], k);
+    x = b.alloc(xs.size() * 4), w = b.alloc(wq.size()), y = b.alloc(m * n * 4);
+    x->write(0, xs.data(), xs.size() * 4);
+    w->write(0, wq.data(), wq.size());
+    tx = make_tensor(*x, SY_DTYPE_F32, {k, m});
+    tw = make_tensor(*w, dtype, {k, n});
+    ty = make_tensor(*y, SY_DTYPE_F32, {n, m});
+  }
+  // Best seconds per call over `reps` timed passes of `calls` calls.
+  double seconds(Backend& b, int reps, int calls) {
+    auto run = [&](int c) {
+      for (int i = 0; i < c; ++i) b.check(b.api().matmul(b.handle(), &tx, &tw, &ty), "matmul");
+      b.check(b.api().synchronize(b.handle()), "synchronize");
+    };
+    run(2);  // warm-up: primitives, pages
+    double best = 1e30;
+    for (int rep = 0; rep < reps; ++rep) {
+      const int64_t t0 = now_ns();
+      run(calls);
+      best = std::min(best, (now_ns() - t0) / 1e9 / calls);
+    }
+    return best;
+  }
+};
+
+// The backend's F32 GEMM peak: FLOP/s of a large square-ish matmul, best of several.
+double gemm_peak(Backend& b) {
+  const int64_t m = 512, k = 1024, n = 1024;
+  MatmulCase c(b, SY_DTYPE_F32, m, k, n);
+  return 2.0 * m * k * n / c.seconds(b, 5, 3);
+}
+
+struct Stats {
+  double min = 0, median = 0, max = 0;
+};
+Stats stats_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v.front(), v[v.size() / 2], v.back()};
+}
+
 struct Figures {
   double prefill_tps = 0, decode_tps = 0;
 };
 
+// One timed prefill of `prompt_len` tokens, then `decode_tokens` greedy decode steps.
 Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens) {
   auto& m = *v.model;
   std::vector<int32_t> blocks;
@@ -96,12 +197,12 @@ Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens)
   std::vector<int32_t> prompt(prompt_len);
   for (uint32_t i = 0; i < prompt_len; ++i) prompt[i] = 3 + (i * 7) % 256;
   model::SeqInput in{prompt.data(), prompt_len, 0, &blocks, true};
-  m.forward({in}, *v.cache);  // warm-up: primitives, pages, caches
   Figures f;
   int64_t t0 = now_ns();
   auto logits = m.forward({in}, *v.cache);
   f.prefill_tps = prompt_len / ((now_ns() - t0) / 1e9);
-  int32_t tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  int32_t tok =
+      static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   t0 = now_ns();
   for (uint32_t i = 0; i < decode_tokens; ++i) {
     model::SeqInput d{&tok, 1, prompt_len + i, &blocks, true};
@@ -113,27 +214,77 @@ Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens)
   return f;
 }
 
+// cpu_onednn's GEMV and GEMM side by side for each M, on the ~100M model's FFN shapes.
+void crossover(const std::string& backend, const Params& base,
+               const std::vector<std::string>& dts) {
+  PluginHost host(PluginHost::default_dirs());
+  auto plugin = host.load(SY_PLUGIN_BACKEND, backend);
+  Params gemv = base, gemm = base;
+  gemv.emplace_back("gemv_max_m", "1048576");
+  gemm.emplace_back("gemv_max_m", "0");
+  Backend bv(plugin, gemv), bm(plugin, gemm);
+  std::printf(
+      "\ncrossover: microseconds per matmul, GEMV kernel vs oneDNN GEMM (K x N = 768 x 2816"
+      " and 2816 x 768, summed)\n%-6s %4s %10s %10s %8s\n",
+      "dtype", "M", "GEMV us", "GEMM us", "GEMM/GEMV");
+  for (const std::string& dt : dts) {
+    const uint32_t id = model::detail::file_type(dt).base;
+    for (int64_t m : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}) {
+      double t[2] = {0, 0};
+      for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 2816}, {2816, 768}}) {
+        MatmulCase cv(bv, id, m, k, n), cm(bm, id, m, k, n);
+        t[0] += cv.seconds(bv, 5, 4);
+        t[1] += cm.seconds(bm, 5, 4);
+      }
+      std::printf("%-6s %4lld %10.1f %10.1f %8.2f\n", dt.c_str(), (long long)m, t[0] * 1e6,
+                  t[1] * 1e6, t[1] / t[0]);
+    }
+  }
+}
+
 }  // namespace
 
 int cmd_bench_backend(int argc, char** argv) {
-  Args a(argc, argv, 2, {"backend", "dtypes", "preset", "prompt-len", "decode-tokens", "models-dir", "threads"},
-         {"help"});
+  Args a(argc, argv, 2,
+         {"backend", "dtypes", "preset", "prompt-len", "decode-tokens", "models-dir", "threads",
+          "repeat", "kv-dtype"},
+         {"help", "crossover"});
   if (a.has("help")) {
-    std::printf("usage: switchyard bench-backend [--backend cpu_onednn] [--dtypes f32,q8_0] [--preset dense-100m]\n"
-                "                                [--prompt-len 256] [--decode-tokens 32] [--models-dir models]\n");
+    std::printf(
+        "usage: switchyard bench-backend [--backend cpu_onednn] [--dtypes f32,f16,bf16,q8_0]\n"
+        "                                [--preset dense-100m] [--prompt-len 256] "
+        "[--decode-tokens 32]\n"
+        "                                [--threads N] [--repeat 3] [--kv-dtype f32|f16] "
+        "[--models-dir models] [--crossover]\n");
     return 0;
   }
-  const std::string backend = a.str("backend", "cpu_onednn"), preset = a.str("preset", "dense-100m");
+  const std::string backend = a.str("backend", "cpu_onednn"),
+                    preset = a.str("preset", "dense-100m");
   const uint32_t prompt_len = static_cast<uint32_t>(a.integer("prompt-len", 256));
   const uint32_t decode_tokens = static_cast<uint32_t>(a.integer("decode-tokens", 32));
+  const int repeat = static_cast<int>(a.integer("repeat", 3));
+  const std::string kv_name = a.str("kv-dtype", "f32");
+  const uint32_t kv_dtype = model::kv_dtype_from_name(kv_name);
+  if (prompt_len == 0 || decode_tokens == 0 || repeat < 1)
+    throw UsageError("--prompt-len, --decode-tokens and --repeat must be positive");
   std::vector<std::string> dtypes;
-  std::stringstream ss(a.str("dtypes", "f32,q8_0"));
-  for (std::string d; std::getline(ss, d, ',');) dtypes.push_back(d);
+  std::stringstream ss(a.str("dtypes", "f32,f16,bf16,q8_0"));
+  for (std::string d; std::getline(ss, d, ',');) {
+    model::detail::file_type(d);  // any name mkmodel --dtype knows; refused before any work
+    dtypes.push_back(d);
+  }
+  Params params;
+  if (a.has("threads")) params.emplace_back("threads", a.str("threads"));
+  const unsigned threads = a.has("threads") ? static_cast<unsigned>(a.integer("threads", 1))
+                                            : std::max(1u, std::thread::hardware_concurrency());
 
-  const double bw = copy_bandwidth(), rbw = read_bandwidth();
-  std::printf("memcpy bandwidth: %.2f GB/s copied (%.2f GB/s read+write); streaming read: %.2f GB/s\n",
-              bw / 1e9, 2 * bw / 1e9, rbw / 1e9);
+  const double bw = copy_bandwidth(), rbw = read_bandwidth(threads);
+  std::printf(
+      "memcpy bandwidth: %.2f GB/s copied (%.2f GB/s read+write); streaming read (%u "
+      "threads): %.2f GB/s\n",
+      bw / 1e9, 2 * bw / 1e9, threads, rbw / 1e9);
   double device_bw = 0;  // set for a GPU backend, whose fractions are of its own bandwidth
+  double peak = 0;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const std::string& dt = dtypes[i];
     Config cfg;
@@ -142,10 +293,11 @@ int cmd_bench_backend(int argc, char** argv) {
     cfg.models_dir = a.str("models-dir", "models");
     cfg.model.dtype = dt;
     cfg.backend.plugin = backend;
-    if (a.has("threads")) cfg.backend.params.emplace_back("threads", a.str("threads"));
+    cfg.backend.params = params;
     cfg.scheduler.plugin = "fixed_window";
     cfg.engine.max_seqs = 1;
     cfg.engine.max_context = prompt_len + decode_tokens + 16;
+    cfg.engine.kv_dtype = kv_dtype;
     auto v = engine::Variant::build(cfg);
     if (i == 0) {
       if (v->backend->device().kind == SY_DEVICE_GPU) {
@@ -153,20 +305,37 @@ int cmd_bench_backend(int argc, char** argv) {
         std::printf("%s: %s, streaming (add): %.2f GB/s\n", v->backend_plugin->name().c_str(),
                     v->backend->device().name, device_bw / 1e9);
       }
-      std::printf("%-6s %-10s %8s %10s %12s %12s %12s", "dtype", "backend", "params", "MB/token",
-                  "prefill t/s", "decode t/s", device_bw ? "frac device" : "frac memcpy");
-      std::printf(device_bw ? "\n" : " %12s\n", "frac read");
+      peak = gemm_peak(*v->backend);
+      std::printf(
+          "%s GEMM peak (F32 512x1024x1024): %.1f GFLOP/s; %s KV cache; %d runs each: "
+          "min / median / max\n",
+          backend.c_str(), peak / 1e9, kv_name.c_str(), repeat);
+      std::printf("%-6s %8s %9s %24s %22s %11s %10s %10s\n", "dtype", "params", "MB/token",
+                  "prefill tok/s", "decode tok/s", device_bw ? "frac device" : "frac read",
+                  "pf GFLOP/s", "frac GEMM");
     }
-    const Figures f = measure(*v, prompt_len, decode_tokens);
+    measure(*v, prompt_len, 2);  // warm-up: primitives, pages, caches
+    std::vector<double> pre, dec;
+    for (int r = 0; r < repeat; ++r) {
+      const Figures f = measure(*v, prompt_len, decode_tokens);
+      pre.push_back(f.prefill_tps);
+      dec.push_back(f.decode_tps);
+    }
+    const Stats p = stats_of(pre), d = stats_of(dec);
     const double bytes = static_cast<double>(v->model->info().bytes_per_token);
-    std::printf("%-6s %-10s %7.1fM %10.1f %12.1f %12.2f %12.2f", dt.c_str(), backend.c_str(),
-                v->model->info().n_params / 1e6, bytes / 1e6,
-                f.prefill_tps, f.decode_tps, bytes * f.decode_tps / (device_bw ? device_bw : bw));
-    if (device_bw)
-      std::printf("\n");
-    else
-      std::printf(" %12.2f\n", bytes * f.decode_tps / rbw);
+    const auto shape = model::preset_shape(preset);
+    double flops = 0;  // of the whole prompt
+    for (uint32_t pos = 0; pos < prompt_len; ++pos)
+      flops += bench::flops_per_token(shape, pos, pos + 1 == prompt_len);
+    const double pf = flops / (prompt_len / p.median);
+    char pre_s[48], dec_s[48];
+    std::snprintf(pre_s, sizeof pre_s, "%.1f / %.1f / %.1f", p.min, p.median, p.max);
+    std::snprintf(dec_s, sizeof dec_s, "%.2f / %.2f / %.2f", d.min, d.median, d.max);
+    std::printf("%-6s %7.1fM %9.1f %24s %22s %11.2f %10.1f %10.2f\n", dt.c_str(),
+                v->model->info().n_params / 1e6, bytes / 1e6, pre_s, dec_s,
+                bytes * d.median / (device_bw ? device_bw : rbw), pf / 1e9, pf / peak);
   }
+  if (a.has("crossover")) crossover(backend, params, dtypes);
   return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "modelgen/generator.h"
+#include "modelgen/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 
 namespace sy::cli {
 namespace {
@@ -142,7 +143,8 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
   d.tps = tokens / ((now_ns() - t0) / 1e9);
   for (uint32_t i = 0; i < steps; ++i) d.flops += flops_per_token(m.shape, len + i, true) / steps;
   const auto& info = m.model->info();
-  const double kv = double(kv_bytes_per_token(m.shape)) * (len + steps / 2.0),
+  const double kv = double(kv_bytes_per_token(m.shape, model::kv_elem_bytes(m.cache->dtype()))) *
+                    (len + steps / 2.0),
                st = 2.0 * info.state_bytes_per_seq;
   double expert_bytes = 0;
   for (const auto& t : m.file->tensors())
@@ -167,7 +169,7 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
 int cmd_bench_hybrid(int argc, char** argv) {
   Args a(argc, argv, 2,
          {"backend", "dense", "hybrid", "dtype", "lengths", "decode-tokens", "chunk", "models-dir",
-          "threads", "repeat"},
+          "threads", "repeat", "kv-dtype"},
          {"help"});
   if (a.has("help")) {
     std::printf(
@@ -175,10 +177,13 @@ int cmd_bench_hybrid(int argc, char** argv) {
         "                               [--backend cpu_onednn] [--lengths 128,1024,8192] "
         "[--decode-tokens 32]\n"
         "                               [--chunk 2048] [--models-dir models] [--threads N] "
-        "[--repeat 3]\n");
+        "[--repeat 3]\n"
+        "                               [--kv-dtype f32|f16]\n");
     return 0;
   }
   const std::string dtype = a.str("dtype", "f32");
+  model::detail::file_type(dtype);  // refuses a name mkmodel does not know, before any work
+  const uint32_t kv_dtype = model::kv_dtype_from_name(a.str("kv-dtype", "f32"));
   const uint32_t decode = static_cast<uint32_t>(a.integer("decode-tokens", 32));
   const uint32_t chunk = static_cast<uint32_t>(a.integer("chunk", 2048));
   std::vector<uint32_t> lengths;
@@ -216,12 +221,12 @@ int cmd_bench_hybrid(int argc, char** argv) {
     const uint32_t blocks =
         std::max((max_len + bs - 1) / bs, kBatch * ((lengths.front() + decode + bs - 1) / bs));
     m.cache = std::make_unique<model::KvCache>(*m.backend, m.model->info().n_attn_layers,
-                                               m.model->info().kv_row_width, bs, blocks);
+                                               m.model->info().kv_row_width, bs, blocks, kv_dtype);
     measure_decode(m, 1, 64, 2, chunk);  // warm-up: primitives, pages
   }
 
-  std::printf("backend %s, %s weights, prefill in chunks of %u tokens\n\n", plugin->name().c_str(),
-              dtype.c_str(), chunk);
+  std::printf("backend %s, %s weights, %s KV cache, prefill in chunks of %u tokens\n\n",
+              plugin->name().c_str(), dtype.c_str(), a.str("kv-dtype", "f32").c_str(), chunk);
   std::printf("%-20s %-6s %9s %9s %8s %6s %7s %12s %12s %10s\n", "model", "arch", "params",
               "active", "weights", "layers", "attn", "KV B/token", "state B/seq", "experts");
   for (auto& m : models) {
@@ -232,7 +237,7 @@ int cmd_bench_hybrid(int argc, char** argv) {
     std::printf("%-20s %-6s %8.2fM %8.2fM %6.1fMB %6u %7u %12llu %12llu %10s\n", m.name.c_str(),
                 info.arch.c_str(), info.n_params / 1e6, info.n_active_params / 1e6,
                 info.weight_bytes / 1e6, info.n_layer, info.n_attn_layers,
-                (unsigned long long)kv_bytes_per_token(m.shape),
+                (unsigned long long)kv_bytes_per_token(m.shape, model::kv_elem_bytes(kv_dtype)),
                 (unsigned long long)info.state_bytes_per_seq, experts);
   }
 

@@ -2,7 +2,9 @@
 
 #include <toml++/toml.h>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 #include "config/toml_reader.h"
 #include "switchyard/common/file_type.h"
@@ -11,18 +13,25 @@
 namespace sy {
 namespace {
 
+// A string key that must be one of `allowed`; absent leaves `out` as it is.
+void read_one_of(TableReader& r, const toml::table& t, const char* key,
+                 std::initializer_list<const char*> allowed, std::string& out) {
+  r.read_string(key, out);
+  const toml::node* n = t.get(key);
+  if (!n) return;
+  std::string list;
+  for (const char* a : allowed) {
+    if (out == a) return;
+    list += std::string(list.empty() ? "" : ", ") + "\"" + a + "\"";
+  }
+  r.fail(*n, key, "must be one of " + list + ", got '" + out + "'");
+}
+
 // [scheduler] isolation = "in_process" | "process".
 void read_isolation(TableReader& r, const toml::table& t, Isolation& out) {
-  std::string v;
-  r.read_string("isolation", v);
-  const toml::node* n = t.get("isolation");
-  if (!n) return;
-  if (v == "in_process")
-    out = Isolation::in_process;
-  else if (v == "process")
-    out = Isolation::process;
-  else
-    r.fail(*n, "isolation", "must be \"in_process\" or \"process\", got '" + v + "'");
+  std::string v = "in_process";
+  read_one_of(r, t, "isolation", {"in_process", "process"}, v);
+  out = v == "process" ? Isolation::process : Isolation::in_process;
 }
 
 // [triage] plugin, force_full, light_experts and [triage.params]. A plugin is needed unless
@@ -111,6 +120,12 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_int("max_context", c.engine.max_context, 0, 1 << 24);
     r.read_bool("prefix_caching", c.engine.prefix_caching);
     r.read_bool("overlap", c.engine.overlap);
+    read_one_of(r, *t, "state_cache", {"all", "last", "none"}, c.engine.state_cache);
+    r.read_int("state_cache_slots", c.engine.state_cache_slots, 0, 1 << 20);
+    // "f16": half the KV memory and bandwidth; "f32" stays the exact default.
+    std::string kv = "f32";
+    read_one_of(r, *t, "kv_dtype", {"f32", "f16"}, kv);
+    c.engine.kv_dtype = kv == "f16" ? SY_DTYPE_F16 : SY_DTYPE_F32;
     r.reject_unknown();
   }
   if (auto* t = table_at(origin, root, "sampling")) {

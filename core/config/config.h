@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "host/backend.h"
+#include "switchyard/common/error.h"
 
 namespace sy {
 
-class ConfigError : public std::runtime_error {
+// A bad configuration (file:line:column and key): commands print it instead of a stack of
+// causes, and reloads keep the old variants.
+class ConfigError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& message) : Error(SY_ERR_INVALID_ARG, message) {}
 };
 
 // Where a scheduler plugin runs: in the engine's process, or in a child (host/process_scheduler.h).
@@ -45,6 +48,11 @@ struct EngineConfig {
   uint32_t max_context = 0;       // 0: the model's context length
   bool prefix_caching = false;    // share KV blocks of equal prompt prefixes
   bool overlap = false;           // plan and prepare step N+1 while step N computes
+  // Hybrid prefix caching: recurrent-state snapshots at KV-block boundaries ("all"), only the
+  // prompt's last ("last") or none ("none": prefix caching off for models with recurrent layers).
+  std::string state_cache = "all";
+  uint32_t state_cache_slots = 0;  // snapshot budget in state slots; 0: 4 per max_seqs
+  uint32_t kv_dtype = SY_DTYPE_F32;  // KV cache element type: SY_DTYPE_F32 or SY_DTYPE_F16
 };
 
 struct SamplingDefaults {

@@ -5,8 +5,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "host/host_api.h"
 #include "host/log.h"
+#include "host/plan_check.h"
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 
@@ -31,21 +32,30 @@ Engine::Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler,
       cache_(cache),
       sched_(scheduler),
       lim_(limits),
-      // Prior: weights streamed once per step at ~10 GB/s, 2 flops per active parameter per
-      // token at ~50 GFLOP/s, attention over the cached context; refined by observed steps.
-      cost_(model.info().bytes_per_token / 10.0, model.info().n_active_params * 0.04,
-            model.info().n_active_params * 0.04,
-            0.32 * model.info().n_attn_layers * model.info().kv_row_width) {
-  if (model.info().state_bytes_per_seq > 0 && lim_.prefix_caching) {
+      // Prior: a fixed 0.2 ms, weights streamed once per step at ~10 GB/s, 2 flops per active
+      // parameter per token at ~50 GFLOP/s, attention over the cached context; refined by
+      // observed steps.
+      cost_({2e5, model.info().bytes_per_token / 10.0, model.info().n_active_params * 0.04,
+             0.32 * model.info().n_attn_layers * model.info().kv_row_width}) {
+  const bool recurrent = model.info().state_bytes_per_seq > 0;
+  if (recurrent && lim_.prefix_caching && lim_.state_cache == StateCache::none) {
     // A recurrent state summarises the whole prefix; KV blocks alone cannot restore it.
-    logger()->warn("prefix caching is off: {} has recurrent layers", model.info().arch);
+    logger()->warn("prefix caching is off: {} has recurrent layers and [engine] state_cache is "
+                   "\"none\"",
+                   model.info().arch);
     lim_.prefix_caching = false;
   }
   if (lim_.max_context == 0 || lim_.max_context > model.info().n_ctx)
     lim_.max_context = model.info().n_ctx;
-  if (model.info().state_bytes_per_seq > 0) {
-    model.reserve_state_slots(lim_.max_seqs);
+  if (recurrent) {
+    // Slots [0, max_seqs) belong to running requests, the rest hold prefix-cache snapshots.
+    const uint32_t snaps = !lim_.prefix_caching       ? 0
+                           : lim_.state_cache_slots ? lim_.state_cache_slots
+                                                    : 4 * lim_.max_seqs;
+    model.reserve_state_slots(lim_.max_seqs + snaps);
     for (uint32_t i = lim_.max_seqs; i-- > 0;) free_state_slots_.push_back(static_cast<int32_t>(i));
+    if (snaps)
+      snapshots_ = std::make_unique<model::StateSnapshots>(static_cast<int32_t>(lim_.max_seqs), snaps);
   }
   if (lim_.overlap) worker_ = std::make_unique<StepWorker>();
 }
@@ -69,7 +79,10 @@ uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
       throw std::invalid_argument("prompt token id " + std::to_string(t) + " outside the vocab");
   auto r = std::make_unique<Request>();
   r->id = next_id_++;
-  if (triage) triage(spec, r->id);  // after the checks: a refused request is never routed
+  if (triage) {  // after the checks: a refused request is never routed
+    const CounterScope scope(&counters_);
+    triage(spec, r->id);
+  }
   r->arrival_ns = arrival_ns ? arrival_ns : now_ns();
   r->sampler = text::Sampler(spec.sampling);
   r->spec = std::move(spec);
@@ -120,9 +133,64 @@ void Engine::admit(Request& r, int64_t now) {
     r.num_computed = r.view_hit_blocks * cache_.block_size();
     r.published_blocks = r.view_hit_blocks;
     r.prefix_hit_tokens = r.num_computed;
-    host_counter_add("prefix_cache_query_tokens", r.known_tokens());
-    host_counter_add("prefix_cache_hit_tokens", r.num_computed);
+    if (snapshots_ && r.view_hit_blocks > 0) {
+      // The plan was made on this snapshot and nothing evicts between plan and admission.
+      r.restore_slot = snapshots_->pin(r.hashes[r.view_hit_blocks - 1]);
+      if (r.restore_slot < 0) throw std::logic_error("admitted on a state snapshot that is gone");
+      count("state_cache_restores", 1);
+    }
+    count("prefix_cache_query_tokens", r.known_tokens());
+    count("prefix_cache_hit_tokens", r.num_computed);
   }
+}
+
+// The longest cached prefix a request with recurrent layers can resume from: KV blocks alone
+// are not enough, the state after the last of them must have been snapshotted too.
+uint32_t Engine::snapshot_hit(const Request& r, uint32_t kv_hit_blocks) const {
+  for (uint32_t b = kv_hit_blocks; b > 0; --b)
+    if (snapshots_->has(r.hashes[b - 1])) return b;
+  return 0;
+}
+
+// Which block boundaries of a member's chunk get a snapshot: inside the prompt, every one
+// (state_cache "all") or only the last before the prompt's final token ("last"), unless that
+// prefix already has one.
+void Engine::plan_snapshots(Request& r, size_t member, Batch& b) {
+  const Batch::Member& m = b.members[member];
+  const uint32_t bs = cache_.block_size();
+  const uint32_t prompt = static_cast<uint32_t>(r.spec.prompt.size());
+  const uint32_t last = (prompt - 1) / bs * bs;
+  update_hashes(r);
+  for (uint32_t edge = (m.pos0 / bs + 1) * bs; edge <= m.pos0 + m.n_tokens && edge <= prompt;
+       edge += bs) {
+    if (lim_.state_cache == StateCache::last && edge != last) continue;
+    const int32_t slot = snapshots_->reserve(r.hashes[edge / bs - 1]);
+    if (slot < 0) continue;  // already cached, or every snapshot slot is in use
+    b.snapshot_points[member].push_back({edge - m.pos0, slot});
+    b.snapshots.push_back({member, slot});
+  }
+}
+
+// A pass is over: its snapshots become findable where it succeeded and published the KV blocks
+// they extend (not for a request cancelled meanwhile), and its restores are done.
+void Engine::settle_snapshots(Batch& b, const std::vector<bool>* committed) {
+  if (!snapshots_) return;
+  for (const Batch::Snapshot& s : b.snapshots) {
+    if (committed && (*committed)[s.member]) {
+      snapshots_->publish(s.slot);
+      count("state_cache_snapshots", 1);
+    } else {
+      snapshots_->abandon(s.slot);
+    }
+  }
+  for (int32_t slot : b.restores) snapshots_->unpin(slot);
+  b.snapshots.clear();
+  b.restores.clear();
+}
+
+void Engine::unpin_restore(Request& r) {
+  if (r.restore_slot >= 0) snapshots_->unpin(r.restore_slot);
+  r.restore_slot = -1;
 }
 
 void Engine::publish_blocks(Request& r) {
@@ -142,45 +210,22 @@ void Engine::publish_blocks(Request& r) {
   r.published_blocks = full;
 }
 
-std::string Engine::validate(const sy_sched_plan& p) const {
-  if (p.n_entries > p.entries_capacity) return "plan has more entries than its capacity";
-  if (p.n_preempt > p.preempt_capacity) return "plan has more preemptions than its capacity";
-  std::set<uint64_t> seen, preempted;
+// The view-only checks (host/plan_check.h), then what only the engine knows: the KV blocks the
+// plan needs, shared prefix blocks included.
+void Engine::validate(const sy_sched_view& view, const sy_sched_plan& p) const {
+  check_plan(view, p);
+  std::set<uint64_t> preempted;
   uint32_t freed = 0;
-  for (uint32_t i = 0; i < p.n_preempt; ++i) {
-    const Request* r = live(p.preempt[i]);
-    if (!r || !r->running || finishing(*r))
-      return "preempt " + std::to_string(i) + ": request " + std::to_string(p.preempt[i]) +
-             " is not running";
-    if (!preempted.insert(p.preempt[i]).second)
-      return "preempt " + std::to_string(i) + ": request " + std::to_string(p.preempt[i]) +
-             " listed twice";
-    freed += static_cast<uint32_t>(r->blocks.size());
-  }
-  uint64_t tokens = 0;
+  for (uint32_t i = 0; i < p.n_preempt; ++i)
+    if (preempted.insert(p.preempt[i]).second)
+      freed += static_cast<uint32_t>(live(p.preempt[i])->blocks.size());
   uint32_t need_blocks = 0;
-  size_t seqs = running_.size() - preempted.size();
-  for (const Request* r : running_) seqs -= finishing(*r) ? 1 : 0;
   for (uint32_t i = 0; i < p.n_entries; ++i) {
     const sy_sched_entry& e = p.entries[i];
-    const std::string where = "entry " + std::to_string(i) + ": ";
-    const Request* found = live(e.id);
-    if (!found || finishing(*found)) return where + "unknown request id " + std::to_string(e.id);
-    if (!seen.insert(e.id).second)
-      return where + "request " + std::to_string(e.id) + " scheduled twice";
-    if (preempted.count(e.id))
-      return where + "request " + std::to_string(e.id) + " is both preempted and scheduled";
-    const Request& r = *found;
+    const Request& r = *live(e.id);
     const uint32_t computed = computed_if_admitted(r);
-    const uint32_t remaining = r.planned_known() - computed;
-    if (e.num_tokens == 0 || e.num_tokens > remaining)
-      return where + "request " + std::to_string(e.id) + " asks for " +
-             std::to_string(e.num_tokens) + " tokens, it has " + std::to_string(remaining) +
-             " to compute";
-    tokens += e.num_tokens;
     uint32_t have = static_cast<uint32_t>(r.blocks.size());
     if (!r.running) {
-      ++seqs;
       have = r.view_hit_blocks;  // shared prefix blocks it will hold
       if (lim_.prefix_caching)
         need_blocks += cache_.pool().unreferenced_among(r.hashes, r.view_hit_blocks);
@@ -188,16 +233,10 @@ std::string Engine::validate(const sy_sched_plan& p) const {
     const uint32_t want = cache_.blocks_for(computed + e.num_tokens);
     if (want > have) need_blocks += want - have;
   }
-  if (tokens > lim_.max_batch_tokens)
-    return "plan carries " + std::to_string(tokens) + " tokens, over the budget of " +
-           std::to_string(lim_.max_batch_tokens);
-  if (seqs > lim_.max_seqs)
-    return "plan runs " + std::to_string(seqs) + " sequences, over max_seqs " +
-           std::to_string(lim_.max_seqs);
   if (need_blocks > cache_.pool().free_count() + freed)
-    return "plan needs " + std::to_string(need_blocks) + " new KV blocks, " +
-           std::to_string(cache_.pool().free_count() + freed) + " are free";
-  return {};
+    throw Error(SY_ERR_INVALID_ARG,
+                "plan needs " + std::to_string(need_blocks) + " new KV blocks, " +
+                    std::to_string(cache_.pool().free_count() + freed) + " are free");
 }
 
 // What the host runs when a scheduler fails or returns an invalid plan: running requests first
@@ -253,11 +292,12 @@ void Engine::release_state(Request& r) {
 void Engine::preempt(Request& r) {
   cache_.pool().release(r.blocks);
   release_state(r);
+  unpin_restore(r);
   r.num_computed = 0;
   r.published_blocks = r.view_hit_blocks = 0;
   r.running = false;
   ++r.num_preemptions;
-  host_counter_add("num_preemptions", 1);
+  count("num_preemptions", 1);
   running_.erase(std::find(running_.begin(), running_.end(), &r));
   waiting_.insert(waiting_.begin(), &r);  // resumes first
 }
@@ -267,6 +307,7 @@ void Engine::finish(Request& r, FinishReason why, int64_t now) {
   r.finish_ns = now;
   cache_.pool().release(r.blocks);
   release_state(r);
+  unpin_restore(r);
   r.running = false;
   r.inflight_tokens = r.inflight_outputs = 0;  // a step still computing for it is discarded
   running_.erase(std::find(running_.begin(), running_.end(), &r));

@@ -10,16 +10,27 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/cost_model.h"
 #include "engine/request.h"
 #include "engine/step_worker.h"
+#include "host/host_api.h"
 #include "host/scheduler.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "model/state_snapshots.h"
 
 namespace sy::engine {
+
+// Hybrid prefix caching (prefix_caching on a model with recurrent layers): which KV-block
+// boundaries of a prompt get a snapshot of the recurrent state, as vLLM's mamba_cache_mode.
+enum class StateCache {
+  none,  // no snapshots: prefix caching stays off for models with recurrent layers
+  all,   // every block boundary of the prompt
+  last,  // only the last boundary before the prompt's final token (multi-turn continuations)
+};
 
 struct EngineLimits {
   uint32_t max_seqs = 16;
@@ -28,6 +39,8 @@ struct EngineLimits {
   std::vector<int32_t> eos;  // the ids that end generation (eos, eot, eom); empty: none
   bool prefix_caching = false;  // share full KV blocks of equal prefixes across requests
   bool overlap = false;         // plan and prepare step N+1 while step N computes
+  StateCache state_cache = StateCache::all;
+  uint32_t state_cache_slots = 0;  // snapshot slots beyond the max_seqs running ones; 0: 4 each
 };
 
 struct StepStats {
@@ -37,6 +50,8 @@ struct StepStats {
   uint32_t n_decode = 0;
   int64_t wait_ns = 0;  // when nothing ran: how long the scheduler asked to wait
   bool plan_rejected = false;
+  int64_t predicted_ns = 0;  // the cost model's estimate of the forward pass, made at launch
+  int64_t exec_ns = 0;       // the forward pass as measured
 };
 
 class Engine {
@@ -55,7 +70,7 @@ class Engine {
   bool cancel(uint64_t id);
   // Drops a finished request's record; a long-running server would otherwise keep every one.
   void forget(uint64_t id);
-  // Steps until no request is left, sleeping through the scheduler's wait windows.
+  // Steps until no request is left, sleeping through the scheduler's wait windows (EngineLoop).
   void run_until_idle();
 
   bool idle() const { return waiting_.empty() && running_.empty() && !inflight_; }
@@ -76,6 +91,16 @@ class Engine {
                ? (lim_.max_seqs - free_state_slots_.size()) * model_.info().state_bytes_per_seq
                : 0;
   }
+  // Recurrent-state snapshots held for hybrid prefix caching, and their budget (0 without).
+  uint64_t snapshot_bytes_in_use() const {
+    return snapshots_ ? uint64_t(snapshots_->held()) * model_.info().state_bytes_per_seq : 0;
+  }
+  uint32_t snapshot_slots() const { return snapshots_ ? snapshots_->capacity() : 0; }
+  uint32_t snapshots_held() const { return snapshots_ ? snapshots_->held() : 0; }
+  const model::StateSnapshots* snapshots() const { return snapshots_.get(); }
+  // This engine's counters (also summed into the process-wide sy::host_counters()): what it,
+  // its scheduler and its model count while it works.
+  const Counters& counters() const { return counters_; }
   std::function<void(const Request&, int32_t token)> on_token;  // called as tokens are sampled
   // Tags each accepted request with its triage path (spec.path, spec.n_expert_used) before it
   // queues, given its id; unset, every request takes the full path.
@@ -89,9 +114,16 @@ class Engine {
       uint64_t id;
       uint32_t pos0, n_tokens;
     };
+    struct Snapshot {  // being written by this pass
+      size_t member;
+      int32_t slot;
+    };
     std::vector<Member> members;
     bool plan_rejected = false;
     std::vector<std::vector<int32_t>> tokens, tables;
+    std::vector<std::vector<model::StateSnapshot>> snapshot_points;
+    std::vector<Snapshot> snapshots;
+    std::vector<int32_t> restores;  // snapshot slots this pass restores from (pinned)
     std::vector<model::SeqInput> inputs;
     sy_step_shape shape{};
     StepStats stats;
@@ -108,6 +140,7 @@ class Engine {
   };
 
   PlannedStep plan_step();
+  std::unordered_set<model::BlockHash> prefilling_blocks();
   bool can_apply_now(const PlannedStep& p) const;
   void apply(PlannedStep& p);
   void launch(Batch& b);
@@ -116,7 +149,8 @@ class Engine {
   StepStats commit(Batch& b);
   bool finishing(const Request& r) const;
   Request* live(uint64_t id) const;
-  std::string validate(const sy_sched_plan& plan) const;
+  // Throws sy::Error naming the plan's first violation.
+  void validate(const sy_sched_view& view, const sy_sched_plan& plan) const;
   void fallback_plan(sy_sched_plan& plan) const;
   void preempt(Request& r);
   void release_state(Request& r);
@@ -125,8 +159,16 @@ class Engine {
   void admit(Request& r, int64_t now);
   void publish_blocks(Request& r);
   void finish(Request& r, FinishReason why, int64_t now);
+  void count(const char* name, double delta) { host_counter_add_to(&counters_, name, delta); }
+  // Hybrid prefix caching (model/state_snapshots.h).
+  uint32_t snapshot_hit(const Request& r, uint32_t kv_hit_blocks) const;
+  void plan_snapshots(Request& r, size_t member, Batch& b);
+  // committed: per member, whether its KV blocks were published (null: the pass failed).
+  void settle_snapshots(Batch& b, const std::vector<bool>* committed);
+  void unpin_restore(Request& r);
 
   model::Model& model_;
+  Counters counters_;
   std::vector<int32_t> free_state_slots_;  // recurrent-state slots (models with SSM layers)
   model::KvCache& cache_;
   Scheduler& sched_;
@@ -139,7 +181,8 @@ class Engine {
   CostModel cost_;
   uint32_t peak_blocks_ = 0;
   std::map<uint32_t, uint64_t> peak_path_bytes_;
-  std::unique_ptr<Batch> inflight_;  // overlap: the step computing on the worker
+  std::unique_ptr<model::StateSnapshots> snapshots_;  // hybrid prefix caching, else null
+  std::unique_ptr<Batch> inflight_;                   // overlap: the step computing on the worker
   std::unique_ptr<StepWorker> worker_;
 };
 

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <stdexcept>
 #include <thread>
+#include <unordered_set>
 
 #include "engine/engine.h"
+#include "engine/engine_loop.h"
 #include "host/host_api.h"
 #include "host/log.h"
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 
@@ -37,15 +40,23 @@ sy_sched_request view_of(const Request& r) {
 Engine::PlannedStep Engine::plan_step() {
   std::vector<sy_sched_request> wv, rv;
   const uint32_t bs = cache_.block_size();
+  const std::unordered_set<model::BlockHash> prefilling = prefilling_blocks();
   for (Request* r : waiting_) {
     r->view_hit_blocks = 0;
+    uint32_t pending = 0;
     if (lim_.prefix_caching) {
       update_hashes(*r);
       // At least one token is always computed, so its logits exist.
-      r->view_hit_blocks = cache_.pool().match(r->hashes, (r->known_tokens() - 1) / bs);
+      const uint32_t cap = (r->known_tokens() - 1) / bs;
+      r->view_hit_blocks = cache_.pool().match(r->hashes, cap);
+      while (r->view_hit_blocks + pending < cap &&
+             prefilling.count(r->hashes[r->view_hit_blocks + pending]))
+        ++pending;
+      if (snapshots_) r->view_hit_blocks = snapshot_hit(*r, r->view_hit_blocks);
     }
     wv.push_back(view_of(*r));
     wv.back().prefix_hit_len = r->view_hit_blocks * bs;
+    wv.back().prefix_pending_len = pending * bs;
   }
   for (const Request* r : running_)
     if (!finishing(*r)) rv.push_back(view_of(*r));
@@ -70,6 +81,9 @@ Engine::PlannedStep Engine::plan_step() {
   view.state_slots_total = model_.info().state_bytes_per_seq > 0 ? lim_.max_seqs : 0;
   // Slots of finishing requests come back only when their step commits.
   view.state_slots_free = static_cast<uint32_t>(free_state_slots_.size());
+  view.host_ctx = &counters_;
+  view.state_slots_snapshots = snapshot_slots();
+  view.state_slots_cached = snapshots_held();
 
   // The plugin writes straight into the step's own lists, which then shrink to what it wrote.
   PlannedStep out;
@@ -81,16 +95,24 @@ Engine::PlannedStep Engine::plan_step() {
   plan.entries = out.entries.data();
   plan.preempt_capacity = static_cast<uint32_t>(out.preempt.size());
   plan.preempt = out.preempt.data();
-  std::string error;
-  if (sched_.plan(view, plan, error) != SY_OK) {
-    error = "plan failed: " + error;
-  } else {
-    error = validate(plan);
+  std::string error;  // why the plan is refused; the step then runs the fallback plan
+  bool planned = false;
+  try {
+    {
+      // Counters the plugin adds without host_ctx (older plugins), or the host on its behalf
+      // (an isolated plugin's forwarded ones), belong to this engine too.
+      const CounterScope scope(&counters_);
+      sched_.plan(view, plan);
+    }
+    planned = true;
+    validate(view, plan);
+  } catch (const Error& e) {
+    error = planned ? e.what() : std::string("plan failed: ") + e.what();
   }
   if (!error.empty()) {
     ++invalid_plans_;
     out.batch.plan_rejected = true;
-    host_counter_add("scheduler_invalid_plans", 1);
+    count("scheduler_invalid_plans", 1);
     logger()->error("scheduler {}: {}; running the host's fallback plan for this step",
                     sched_.name(), error);
     fallback_plan(plan);
@@ -98,6 +120,21 @@ Engine::PlannedStep Engine::plan_step() {
   out.entries.resize(plan.n_entries);
   out.preempt.resize(plan.n_preempt);
   out.wait_ns = plan.wait_ns;
+  return out;
+}
+
+// KV blocks of running requests' prompts they have not computed yet: a waiting request that
+// shares them finds them cached a few steps from now.
+std::unordered_set<model::BlockHash> Engine::prefilling_blocks() {
+  std::unordered_set<model::BlockHash> out;
+  if (!lim_.prefix_caching) return out;
+  const uint32_t bs = cache_.block_size();
+  for (Request* r : running_) {
+    const uint32_t prompt_blocks = static_cast<uint32_t>(r->spec.prompt.size()) / bs;
+    if (r->planned_computed() >= prompt_blocks * bs) continue;
+    update_hashes(*r);
+    for (uint32_t b = r->planned_computed() / bs; b < prompt_blocks; ++b) out.insert(r->hashes[b]);
+  }
   return out;
 }
 
@@ -130,6 +167,9 @@ void Engine::apply(PlannedStep& p) {
     p.batch.members.push_back({r->id, pos0, e.num_tokens});
   }
   peak_blocks_ = std::max(peak_blocks_, cache_.pool().total() - cache_.pool().free_count());
+  // A snapshot is only useful with every KV block before it: allocations may have evicted some.
+  if (snapshots_)
+    snapshots_->drop_unless([&](model::BlockHash h) { return cache_.pool().match({h}, 1) == 1; });
   // Peak memory per triage path: the KV blocks its running requests hold plus one recurrent
   // state each (shared prefix blocks count for every holder).
   std::map<uint32_t, uint64_t> path_bytes;
@@ -145,9 +185,10 @@ void Engine::apply(PlannedStep& p) {
 void Engine::launch(Batch& b) {
   const size_t dropped =
       std::erase_if(b.members, [&](const Batch::Member& m) { return live(m.id) == nullptr; });
-  if (dropped) host_counter_add("overlap_dropped_entries", double(dropped));
+  if (dropped) count("overlap_dropped_entries", double(dropped));
   b.tokens.resize(b.members.size());
   b.tables.resize(b.members.size());
+  b.snapshot_points.assign(b.members.size(), {});
   b.inputs.clear();
   b.shape = sy_step_shape{sizeof(sy_step_shape), 0, 0, 0, 0};
   StepStats& st = b.stats;
@@ -167,6 +208,13 @@ void Engine::launch(Batch& b) {
     in.want_logits = m.pos0 + m.n_tokens == r.known_tokens();
     in.state_slot = r.state_slot;
     in.n_expert_used = static_cast<int32_t>(r.spec.n_expert_used);
+    if (snapshots_) {
+      in.restore_from = r.restore_slot;  // its first pass since a hit: the pass owns the pin now
+      if (r.restore_slot >= 0) b.restores.push_back(r.restore_slot);
+      r.restore_slot = -1;
+      plan_snapshots(r, i, b);
+      in.snapshots = &b.snapshot_points[i];
+    }
     b.inputs.push_back(in);
     r.inflight_tokens = m.n_tokens;
     r.inflight_outputs = in.want_logits ? 1 : 0;
@@ -180,9 +228,11 @@ void Engine::launch(Batch& b) {
   b.shape.n_prefill_tokens = st.n_prefill_tokens;
   b.shape.n_decode_seqs = st.n_decode;
   st.n_seqs = static_cast<uint32_t>(b.inputs.size());
+  if (st.n_seqs) st.predicted_ns = cost_.estimate(b.shape);
 }
 
 void Engine::execute(Batch& b) noexcept {
+  const CounterScope scope(&counters_);  // the model's counters (MoE expert loads)
   const int64_t t0 = now_ns();
   try {
     b.logits = model_.forward(b.inputs, cache_);
@@ -197,12 +247,15 @@ StepStats Engine::commit(Batch& b) {
     // Nothing of a failed pass counts: its requests stay where they were.
     for (const Batch::Member& m : b.members)
       if (Request* r = live(m.id)) r->inflight_tokens = r->inflight_outputs = 0;
+    settle_snapshots(b, nullptr);
     std::rethrow_exception(b.error);
   }
   cost_.observe(b.shape, b.exec_ns);
+  b.stats.exec_ns = b.exec_ns;
   const int64_t now = now_ns();
   const uint32_t V = model_.info().n_vocab;
   size_t row = 0;
+  std::vector<bool> committed(b.members.size(), false);
   for (size_t i = 0; i < b.members.size(); ++i) {
     const model::SeqInput& in = b.inputs[i];
     const float* logits = in.want_logits ? b.logits.data() + row++ * V : nullptr;
@@ -212,6 +265,7 @@ StepStats Engine::commit(Batch& b) {
     r.inflight_tokens = r.inflight_outputs = 0;
     r.num_computed += in.n_tokens;
     publish_blocks(r);
+    committed[i] = true;
     if (!logits) continue;
     text::TokenLogprob* lp = r.spec.sampling.logprobs >= 0 ? &r.logprobs.emplace_back() : nullptr;
     const int32_t tok = r.sampler.sample(logits, static_cast<int32_t>(V), lp);
@@ -225,6 +279,7 @@ StepStats Engine::commit(Batch& b) {
     else if (r.known_tokens() >= lim_.max_context)
       finish(r, FinishReason::context, now);
   }
+  settle_snapshots(b, &committed);
   return b.stats;
 }
 
@@ -251,13 +306,13 @@ StepStats Engine::step() {
   const bool early = can_apply_now(next);
   if (early) apply(next);
   const int64_t t_wait = now_ns();
-  host_counter_add("overlap_hidden_host_ns", double(t_wait - t_plan));
+  count("overlap_hidden_host_ns", double(t_wait - t_plan));
   worker_->wait();
-  host_counter_add("overlap_wait_ns", double(now_ns() - t_wait));
+  count("overlap_wait_ns", double(now_ns() - t_wait));
   const std::unique_ptr<Batch> done = std::move(inflight_);
   const StepStats st = commit(*done);  // a failed pass throws; `next` launched nothing yet
   if (!early) {
-    host_counter_add("overlap_deferred_plans", 1);
+    count("overlap_deferred_plans", 1);
     apply(next);
   }
   launch(next.batch);  // drops the entries of requests step N finished
@@ -270,15 +325,23 @@ void Engine::start_on_worker(Batch&& b) {
   worker_->start([this, batch = inflight_.get()] { execute(*batch); });
 }
 
-void Engine::run_until_idle() {
-  while (!idle()) {
-    const StepStats st = step();
-    if (st.n_seqs == 0) {
-      // Offline: every request is already queued, so waiting only lets the window expire.
-      const int64_t wait = std::clamp<int64_t>(st.wait_ns, 0, 50'000'000);
-      std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
-    }
+namespace {
+
+// Offline: every request is already queued, so waiting only lets the window expire.
+class QueuedWork : public WorkSource {
+ public:
+  void intake(Engine&) override {}
+  bool keep_going(const Engine& e) override { return !e.idle(); }
+  void wait(const Engine&, int64_t until_ns) override {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(until_ns - now_ns()));
   }
+};
+
+}  // namespace
+
+void Engine::run_until_idle() {
+  QueuedWork work;
+  EngineLoop::run(*this, work);
 }
 
 }  // namespace sy::engine

@@ -37,6 +37,7 @@ struct Request {
   uint32_t inflight_outputs = 0;
   std::vector<int32_t> blocks;
   int32_t state_slot = -1;  // recurrent state, held while running
+  int32_t restore_slot = -1;  // hybrid prefix hit: the pinned snapshot its first pass restores
   // Prefix caching: hash chain over the full blocks of prompt + output, how many of this
   // request's blocks are published, and the cached prefix the scheduler was shown (in blocks).
   std::vector<model::BlockHash> hashes;

@@ -6,6 +6,7 @@
 #include "engine/triage_hook.h"
 #include "host/log.h"
 #include "host/process_scheduler.h"
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 
@@ -26,15 +27,15 @@ static void use_fallback_backend(Variant& v, const PluginHost& host) {
   const PluginChoice& b = v.config.backend;
   const std::string why = "backend " + b.plugin + " reports no usable device (" +
                           std::string(v.backend->device().name) + ")";
-  if (b.require_device) throw std::runtime_error(why + " and [backend] require_device is true");
-  if (b.fallback.empty()) throw std::runtime_error(why + " and [backend] names no fallback");
+  if (b.require_device) throw Error(why + " and [backend] require_device is true");
+  if (b.fallback.empty()) throw Error(why + " and [backend] names no fallback");
   logger()->warn("{}; falling back to backend {}", why, b.fallback);
   v.backend.reset();
   v.backend_plugin = host.load(SY_PLUGIN_BACKEND, b.fallback);
   v.backend = std::make_unique<Backend>(v.backend_plugin, Params{});
   if (!v.backend->device().available)
-    throw std::runtime_error(why + ", and so does its fallback " + b.fallback + " (" +
-                             v.backend->device().name + ")");
+    throw Error(why + ", and so does its fallback " + b.fallback + " (" + v.backend->device().name +
+                ")");
 }
 
 std::unique_ptr<Variant> Variant::build(const Config& config) {
@@ -76,14 +77,15 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   uint32_t blocks = config.engine.kv_blocks;
   if (blocks == 0) {
     // Enough for max_seqs full contexts, capped at 1 GiB of cache but never below one context.
-    const uint64_t per_block =
-        std::max<uint64_t>(1, uint64_t(bs) * mi.kv_row_width * 4 * 2 * mi.n_attn_layers);
+    const uint64_t per_block = std::max<uint64_t>(
+        1, uint64_t(bs) * mi.kv_row_width * model::kv_elem_bytes(config.engine.kv_dtype) * 2 *
+               mi.n_attn_layers);
     const uint64_t per_ctx = (ctx + bs - 1) / bs;
     blocks = static_cast<uint32_t>(std::max<uint64_t>(
         per_ctx, std::min<uint64_t>(per_ctx * config.engine.max_seqs, (1ull << 30) / per_block)));
   }
-  v->cache =
-      std::make_unique<model::KvCache>(*v->backend, mi.n_attn_layers, mi.kv_row_width, bs, blocks);
+  v->cache = std::make_unique<model::KvCache>(*v->backend, mi.n_attn_layers, mi.kv_row_width, bs,
+                                              blocks, config.engine.kv_dtype);
   v->scheduler = isolated
                      ? make_process_scheduler(isolated_path, config.scheduler.params)
                      : std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);
@@ -94,6 +96,9 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   if (v->tokenizer) lim.eos = v->tokenizer->end_of_generation();
   lim.prefix_caching = config.engine.prefix_caching;
   lim.overlap = config.engine.overlap;
+  const std::string& sc = config.engine.state_cache;
+  lim.state_cache = sc == "none" ? StateCache::none : sc == "last" ? StateCache::last : StateCache::all;
+  lim.state_cache_slots = config.engine.state_cache_slots;
   v->engine = std::make_unique<Engine>(*v->model, *v->cache, *v->scheduler, lim);
   if (config.triage.enabled) v->engine->triage = make_triage_hook(v->router.get(), config.triage);
   return v;

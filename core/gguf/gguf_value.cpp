@@ -77,7 +77,8 @@ const char* errc_name(Errc c) {
   return "unknown";
 }
 
-Error::Error(Errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
+Error::Error(Errc code, const std::string& message)
+    : sy::Error(SY_ERR_INVALID_ARG, message), code_(code) {}
 
 Value Value::of_u32(uint32_t v) {
   Value r;

@@ -115,13 +115,29 @@ Io read_frame(int fd, Frame& out, int64_t deadline_ns, std::string& why) {
   return read_all(fd, out.payload.data(), len, deadline_ns, why);
 }
 
+namespace {
+
+// The view's members that point into the host: they never travel (the child rebuilds them from
+// the request arrays and its own proxies). Every other member travels as the struct's own
+// bytes, so a member appended to sy_sched_view reaches the child without touching this file;
+// only a new pointer member must be listed here, which the size check below forces.
+constexpr size_t kViewPointers[] = {
+    offsetof(sy_sched_view, waiting),  offsetof(sy_sched_view, running),
+    offsetof(sy_sched_view, estimate_step_ns), offsetof(sy_sched_view, cost_ctx),
+    offsetof(sy_sched_view, host_ctx)};
+static_assert(offsetof(sy_sched_view, state_slots_cached) + sizeof(uint32_t) ==
+                  sizeof(sy_sched_view),
+              "sy_sched_view grew: list any new pointer member in kViewPointers, then move this "
+              "check to the new last member");
+
+}  // namespace
+
 void put_view(Writer& w, const sy_sched_view& v, const sy_sched_plan& caps) {
-  // The host builds views itself, so every 1.1 member is present.
-  w.put(v.request_size);
-  w.put(v.now_ns);
-  for (uint32_t x : {v.kv_block_size, v.kv_total_blocks, v.kv_free_blocks, v.max_context,
-                     v.max_batch_tokens, v.max_seqs, v.kv_cached_free_blocks, v.prefix_caching})
-    w.put(x);
+  sy_sched_view bytes = v;
+  for (size_t off : kViewPointers)
+    std::memset(reinterpret_cast<char*>(&bytes) + off, 0, sizeof(void*));
+  w.put(static_cast<uint32_t>(sizeof bytes));
+  w.bytes(&bytes, sizeof bytes);
   w.put(static_cast<uint8_t>(v.estimate_step_ns != nullptr));
   put_requests(w, v, v.waiting, v.n_waiting);
   put_requests(w, v, v.running, v.n_running);
@@ -132,18 +148,21 @@ void put_view(Writer& w, const sy_sched_view& v, const sy_sched_plan& caps) {
 ViewCopy get_view(Reader& r) {
   ViewCopy c;
   sy_sched_view& v = c.view;
+  // A host built from another tree may send a longer or shorter view: take what both know.
+  const uint32_t n = r.get<uint32_t>();
+  std::string bytes(n, '\0');
+  r.bytes(bytes.data(), n);
+  std::memcpy(&v, bytes.data(), std::min<size_t>(n, sizeof v));
+  for (size_t off : kViewPointers) std::memset(reinterpret_cast<char*>(&v) + off, 0, sizeof(void*));
   v.struct_size = sizeof v;
-  v.request_size = r.get<uint32_t>();
   if (v.request_size < sizeof(uint32_t))
     throw WireError("request_size " + std::to_string(v.request_size) + " is too small");
-  v.now_ns = r.get<int64_t>();
-  for (uint32_t* x :
-       {&v.kv_block_size, &v.kv_total_blocks, &v.kv_free_blocks, &v.max_context,
-        &v.max_batch_tokens, &v.max_seqs, &v.kv_cached_free_blocks, &v.prefix_caching})
-    *x = r.get<uint32_t>();
   c.has_cost_model = r.get<uint8_t>() != 0;
+  const uint32_t n_waiting = v.n_waiting, n_running = v.n_running;
   c.waiting = get_requests(r, v.request_size, v.n_waiting);
   c.running = get_requests(r, v.request_size, v.n_running);
+  if (v.n_waiting != n_waiting || v.n_running != n_running)
+    throw WireError("request counts disagree with the view");
   v.waiting = reinterpret_cast<const sy_sched_request*>(c.waiting.data());
   v.running = reinterpret_cast<const sy_sched_request*>(c.running.data());
   c.entries_capacity = r.get<uint32_t>();
@@ -177,18 +196,22 @@ void get_plan(Reader& r, sy_sched_plan& p) {
   p.wait_ns = r.get<int64_t>();
 }
 
+// The shape travels whole too (struct_size first, as the host's build has it).
 void put_shape(Writer& w, const sy_step_shape& s) {
-  w.put(s.n_prefill_tokens);
-  w.put(s.n_decode_seqs);
-  w.put(s.kv_ctx_tokens);
+  sy_step_shape bytes = s;
+  bytes.struct_size = sizeof bytes;
+  w.bytes(&bytes, sizeof bytes);
 }
 
 sy_step_shape get_shape(Reader& r) {
   sy_step_shape s{};
+  const uint32_t n = r.get<uint32_t>();  // its struct_size
+  if (n < sizeof(uint32_t)) throw WireError("step shape of " + std::to_string(n) + " bytes");
+  std::string rest(n - sizeof(uint32_t), '\0');
+  r.bytes(rest.data(), rest.size());
+  std::memcpy(reinterpret_cast<char*>(&s) + sizeof(uint32_t), rest.data(),
+              std::min(rest.size(), sizeof s - sizeof(uint32_t)));
   s.struct_size = sizeof s;
-  s.n_prefill_tokens = r.get<uint32_t>();
-  s.n_decode_seqs = r.get<uint32_t>();
-  s.kv_ctx_tokens = r.get<uint64_t>();
   return s;
 }
 

@@ -6,8 +6,9 @@
 //                                 (ok) or the refusal message (not ok)
 //   host  -> child  kCreate       u32 n, n x (key, value)
 //   child -> host   kResult       u32 status, error
-//   host  -> child  kPlan         see put_view / get_view
-//   child -> host   kEstimate     sy_step_shape fields; the host answers kEstimateReply i64 ns
+//   host  -> child  kPlan         the view's own bytes (host pointers cleared), then the request
+//                                 arrays and the plan capacities (put_view / get_view)
+//   child -> host   kEstimate     the sy_step_shape's bytes; the host answers kEstimateReply i64 ns
 //   child -> host   kLog          u32 level, message      (any time)
 //   child -> host   kCounter      name, f64 delta         (after each call)
 //   child -> host   kPlanResult   u32 status, error, the plan (put_plan / get_plan)
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "switchyard/abi/scheduler.h"
+#include "switchyard/common/error.h"
 
 namespace sy::wire {
 
@@ -37,9 +39,10 @@ enum FrameType : uint8_t {
 
 constexpr uint32_t kMaxFrame = 64u << 20;  // a larger length means a corrupt stream
 
-class WireError : public std::runtime_error {
+// A malformed frame: the host stops that child (caught apart from the plugin's own errors).
+class WireError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit WireError(const std::string& message) : Error(SY_ERR_INTERNAL, message) {}
 };
 
 class Writer {
@@ -99,7 +102,8 @@ Io write_frame(int fd, uint8_t type, const std::string& payload, int64_t deadlin
                std::string& why);
 Io read_frame(int fd, Frame& out, int64_t deadline_ns, std::string& why);
 
-// A view as the child rebuilds it: the scalars, and request arrays it owns.
+// A view as the child rebuilds it: every member but the host's pointers, derived from the
+// struct (nothing here lists the scalars, so none can be left out), and request arrays it owns.
 struct ViewCopy {
   sy_sched_view view{};
   std::string waiting, running;  // request_size-strided sy_sched_request arrays

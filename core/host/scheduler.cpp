@@ -2,6 +2,10 @@
 
 #include <stdexcept>
 
+#include "host/plugin_call.h"
+
+#include "host/plugin_call.h"
+
 namespace sy {
 namespace {
 
@@ -12,23 +16,22 @@ class InProcessScheduler : public SchedulerImpl {
     if (!api_) throw PluginError(plugin.name() + " is not a scheduler plugin");
     std::vector<sy_param> p;
     for (const auto& [k, v] : params) p.push_back({k.c_str(), v.c_str()});
-    const sy_status st = api_->create(p.data(), p.size(), &h_);
+    bool threw = false;
+    const sy_status st = plugin_call([&] { return api_->create(p.data(), p.size(), &h_); }, &threw);
     if (st != SY_OK) {
-      const char* e = api_->last_error(nullptr);
-      throw PluginError("scheduler " + plugin.name() +
-                        ": create: " + (e && *e ? e : "unknown error"));
+      h_ = nullptr;
+      throw PluginError("scheduler " + plugin.name() + ": create: " +
+                            plugin_message(threw ? nullptr : api_->last_error(nullptr), threw),
+                        st);
     }
   }
   ~InProcessScheduler() override {
     if (h_) api_->destroy(h_);
   }
-  sy_status plan(const sy_sched_view& view, sy_sched_plan& plan, std::string& error) override {
-    const sy_status st = api_->plan(h_, &view, &plan);
-    if (st != SY_OK) {
-      const char* e = api_->last_error(h_);
-      error = e && *e ? e : "unknown error";
-    }
-    return st;
+  void plan(const sy_sched_view& view, sy_sched_plan& plan) override {
+    bool threw = false;
+    const sy_status st = plugin_call([&] { return api_->plan(h_, &view, &plan); }, &threw);
+    if (st != SY_OK) throw Error(st, plugin_message(threw ? nullptr : api_->last_error(h_), threw));
   }
 
  private:

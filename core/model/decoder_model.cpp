@@ -8,11 +8,13 @@
 #include "host/log.h"
 #include "model/arch.h"
 #include "model/decoder_ops.h"
+#include "model/ssm_calls.h"
 
 namespace sy::model {
 
 struct DecoderModel::Batch : FlatBatch {
   std::vector<int32_t> state_slots;  // one per sequence (models with recurrent layers)
+  std::vector<SsmCall> ssm;          // how the conv and scan run (split at snapshot points)
 };
 
 DecoderModel::DecoderModel(const gguf::File& file, Backend& backend)
@@ -133,8 +135,6 @@ void DecoderModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
 
 void DecoderModel::ssm_mixer(const SsmWeights& L, const Batch& bt, const sy_tensor& xn,
                              const sy_tensor& out) {
-  const auto& api = backend_.api();
-  sy_backend_t b = backend_.handle();
   const int64_t T = xn.ne[1], DI = hp_.d_inner, S = hp_.d_state, R = hp_.dt_rank;
   const sy_tensor u = make_tensor(*act_, SY_DTYPE_F32, {DI, T}, off_u_);
   const sy_tensor z = make_tensor(*act_, SY_DTYPE_F32, {DI, T}, off_z_);
@@ -146,33 +146,44 @@ void DecoderModel::ssm_mixer(const SsmWeights& L, const Batch& bt, const sy_tens
   const sy_tensor y = make_tensor(*act_, SY_DTYPE_F32, {DI, T}, off_y_);
   apply_linear(backend_, L.in_x, xn, u);
   apply_linear(backend_, L.in_z, xn, z);
-  sy_ssm_conv_args ca{};
-  ca.struct_size = sizeof ca;
-  ca.n_seqs = bt.n_seqs;
-  ca.x = &u, ca.weight = L.conv_w, ca.bias = L.conv_b, ca.y = &uc;
-  ca.state = &state_.conv(L.state_layer);
-  ca.seq_token_start = bt.seq_start.data();
-  ca.state_slots = bt.state_slots.data();
-  ca.apply_silu = 1;
-  backend_.check(api.ssm_conv(b, &ca), "ssm_conv");
-  backend_.check(api.matmul(b, &uc, &L.x_dt, &dtr), "matmul");
-  backend_.check(api.matmul(b, &uc, &L.x_b, &bm), "matmul");
-  backend_.check(api.matmul(b, &uc, &L.x_c, &cm), "matmul");
-  if (L.dt_norm) {
-    backend_.check(api.rms_norm(b, &dtr, L.dt_norm, hp_.rms_eps, &dtr), "rms_norm");
-    backend_.check(api.rms_norm(b, &bm, L.b_norm, hp_.rms_eps, &bm), "rms_norm");
-    backend_.check(api.rms_norm(b, &cm, L.c_norm, hp_.rms_eps, &cm), "rms_norm");
+  const uint32_t r = static_cast<uint32_t>(L.state_layer);
+  for (const SsmCall& c : bt.ssm) {
+    const sy_tensor cu = columns(u, c.t0, c.n_tokens), cuc = columns(uc, c.t0, c.n_tokens);
+    sy_ssm_conv_args ca{};
+    ca.struct_size = sizeof ca;
+    ca.n_seqs = static_cast<uint32_t>(c.slots.size());
+    ca.x = &cu, ca.weight = L.conv_w, ca.bias = L.conv_b, ca.y = &cuc;
+    ca.state = &state_.conv(r);
+    ca.seq_token_start = c.seq_start.data();
+    ca.state_slots = c.slots.data();
+    ca.apply_silu = 1;
+    backend_.ssm_conv(&ca);
+    for (const auto& [from, to] : c.copies) state_.copy_conv(r, from, to);
   }
-  backend_.check(api.matmul(b, &dtr, L.dt_w, &dt), "matmul");
-  sy_ssm_scan_args sa{};
-  sa.struct_size = sizeof sa;
-  sa.n_seqs = bt.n_seqs;
-  sa.u = &uc, sa.dt = &dt, sa.dt_bias = L.dt_b, sa.a = L.a, sa.b = &bm, sa.c = &cm, sa.d = L.d;
-  sa.z = &z, sa.y = &y;
-  sa.state = &state_.ssm(L.state_layer);
-  sa.seq_token_start = bt.seq_start.data();
-  sa.state_slots = bt.state_slots.data();
-  backend_.check(api.ssm_scan(b, &sa), "ssm_scan");
+  backend_.matmul(&uc, &L.x_dt, &dtr);
+  backend_.matmul(&uc, &L.x_b, &bm);
+  backend_.matmul(&uc, &L.x_c, &cm);
+  if (L.dt_norm) {
+    backend_.rms_norm(&dtr, L.dt_norm, hp_.rms_eps, &dtr);
+    backend_.rms_norm(&bm, L.b_norm, hp_.rms_eps, &bm);
+    backend_.rms_norm(&cm, L.c_norm, hp_.rms_eps, &cm);
+  }
+  backend_.matmul(&dtr, L.dt_w, &dt);
+  for (const SsmCall& c : bt.ssm) {
+    const int64_t t0 = c.t0, n = c.n_tokens;
+    const sy_tensor cu = columns(uc, t0, n), cdt = columns(dt, t0, n), cb = columns(bm, t0, n),
+                    cc = columns(cm, t0, n), cz = columns(z, t0, n), cy = columns(y, t0, n);
+    sy_ssm_scan_args sa{};
+    sa.struct_size = sizeof sa;
+    sa.n_seqs = static_cast<uint32_t>(c.slots.size());
+    sa.u = &cu, sa.dt = &cdt, sa.dt_bias = L.dt_b, sa.a = L.a, sa.b = &cb, sa.c = &cc, sa.d = L.d;
+    sa.z = &cz, sa.y = &cy;
+    sa.state = &state_.ssm(r);
+    sa.seq_token_start = c.seq_start.data();
+    sa.state_slots = c.slots.data();
+    backend_.ssm_scan(&sa);
+    for (const auto& [from, to] : c.copies) state_.copy_ssm(r, from, to);
+  }
   apply_linear(backend_, L.out, y, out);
 }
 
@@ -216,6 +227,8 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
                                std::to_string(s.state_slot));
       bt.state_slots.push_back(s.state_slot);
     }
+    check_snapshot_slots(seqs, used_slots, state_.n_slots());
+    bt.ssm = ssm_calls(seqs);
   }
   std::vector<TokenGroup> groups;
   if (moe_) groups = token_groups(seqs, hp_.n_expert, hp_.n_expert_used);
@@ -224,9 +237,13 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
   if (T == 0) return {};
   // A sequence at position 0 is new to its slot (admission or recompute): forget the previous
   // owner's state.
+  // A prefix-cache hit resumes from a snapshot of the state at pos0 instead.
   if (recr)
-    for (const auto& s : seqs)
+    for (const auto& s : seqs) {
       if (s.pos0 == 0) state_.reset(static_cast<uint32_t>(s.state_slot));
+      if (s.restore_from >= 0)
+        state_.copy(static_cast<uint32_t>(s.restore_from), static_cast<uint32_t>(s.state_slot));
+    }
   ensure_scratch(T, std::max<uint32_t>(n_out, 1));
   if (moe_) {
     uint32_t max_k = 1;
@@ -234,8 +251,6 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
     moe_->reserve(T, max_k);
   }
 
-  const auto& api = backend_.api();
-  sy_backend_t b = backend_.handle();
   const int64_t E = hp_.n_embd, F = hp_.n_ff;
   const sy_tensor x = make_tensor(*act_, SY_DTYPE_F32, {E, T}, off_x_);
   const sy_tensor xn = make_tensor(*act_, SY_DTYPE_F32, {E, T}, off_xn_);
@@ -245,22 +260,22 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
   const sy_tensor sel = make_tensor(*act_, SY_DTYPE_F32, {E, n_out}, off_sel_);
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {hp_.n_vocab, n_out}, off_logits_);
 
-  backend_.check(api.get_rows(b, w_.tok_embd, bt.ids.data(), T, &x), "get_rows");
+  backend_.get_rows(w_.tok_embd, bt.ids.data(), T, &x);
   for (uint32_t l = 0; l < hp_.n_layer; ++l) {
     const LayerWeights& L = w_.layers[l];
-    backend_.check(api.rms_norm(b, &x, L.attn_norm, hp_.rms_eps, &xn), "rms_norm");
+    backend_.rms_norm(&x, L.attn_norm, hp_.rms_eps, &xn);
     if (L.spec.mixer == Mixer::attention)
       attention_mixer(L.attn, bt, cache, xn, mix);
     else
       ssm_mixer(L.ssm, bt, xn, mix);
-    backend_.check(api.add(b, &x, &mix, &x), "add");
+    backend_.add(&x, &mix, &x);
     if (L.spec.ffn == FfnKind::none) continue;
-    backend_.check(api.rms_norm(b, &x, L.ffn_norm, hp_.rms_eps, &xn), "rms_norm");
+    backend_.rms_norm(&x, L.ffn_norm, hp_.rms_eps, &xn);
     if (L.spec.ffn == FfnKind::moe)
       moe_->forward(L.ffn.moe_index, l, L.ffn.exps, xn, mix, groups);
     else
       swiglu_ffn(backend_, xn, L.ffn.gate, L.ffn.up, L.ffn.down, gate, up, mix);
-    backend_.check(api.add(b, &x, &mix, &x), "add");
+    backend_.add(&x, &mix, &x);
   }
   std::vector<float> out = output_logits(backend_, bt, x, *w_.out_norm, hp_.rms_eps, *w_.output,
                                          sel, logits, *act_, off_logits_);

@@ -108,18 +108,39 @@ BlockPool::~BlockPool() {
   observer_->blocks_removed(gone);
 }
 
+uint32_t kv_dtype_from_name(const std::string& name) {
+  if (name == "f32") return SY_DTYPE_F32;
+  if (name == "f16") return SY_DTYPE_F16;
+  throw std::invalid_argument("KV cache dtype '" + name + "': expected f32 or f16");
+}
+
+uint32_t kv_elem_bytes(uint32_t dtype) {
+  return dtype == SY_DTYPE_F16 ? 2 : 4;
+}
+
+void check_kv_dtype(const Backend& backend, uint32_t dtype) {
+  if (dtype == SY_DTYPE_F32) return;
+  if (dtype != SY_DTYPE_F16)
+    throw std::runtime_error("KV cache dtype " + std::to_string(dtype) + " is not F32 or F16");
+  // device_info's kv_dtypes (ABI 1.3); a plugin older than 1.3 leaves it 0: F32 only.
+  if (!((backend.device().kv_dtypes >> SY_DTYPE_F16) & 1u))
+    throw std::runtime_error("backend " + backend.plugin().name() +
+                             " does not support an F16 KV cache ([engine] kv_dtype = \"f16\")");
+}
+
 KvCache::KvCache(Backend& backend, uint32_t n_layer, uint32_t row_width, uint32_t block_size,
-                 uint32_t n_blocks)
-    : row_width_(row_width), block_size_(block_size), pool_(n_blocks) {
+                 uint32_t n_blocks, uint32_t dtype)
+    : row_width_(row_width), block_size_(block_size), dtype_(dtype), pool_(n_blocks) {
+  check_kv_dtype(backend, dtype);
   const uint64_t slots = static_cast<uint64_t>(block_size) * n_blocks;
-  const uint64_t layer_bytes = slots * row_width * sizeof(float);
+  const uint64_t layer_bytes = slots * row_width * kv_elem_bytes(dtype);
   bytes_ = 2 * layer_bytes * n_layer;
   if (bytes_ == 0) return;  // no attention layers: the cache only hands out block ids
   kbuf_ = backend.alloc(layer_bytes * n_layer);
   vbuf_ = backend.alloc(layer_bytes * n_layer);
   for (uint32_t l = 0; l < n_layer; ++l) {
-    k_.push_back(make_tensor(*kbuf_, SY_DTYPE_F32, {row_width, (int64_t)slots}, l * layer_bytes));
-    v_.push_back(make_tensor(*vbuf_, SY_DTYPE_F32, {row_width, (int64_t)slots}, l * layer_bytes));
+    k_.push_back(make_tensor(*kbuf_, dtype, {row_width, (int64_t)slots}, l * layer_bytes));
+    v_.push_back(make_tensor(*vbuf_, dtype, {row_width, (int64_t)slots}, l * layer_bytes));
   }
 }
 

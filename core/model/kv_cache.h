@@ -1,4 +1,4 @@
-// Paged KV cache: per attention layer one K and one V tensor of F32 rows
+// Paged KV cache: per attention layer one K and one V tensor of F32 (or F16) rows
 // {head_dim * n_kv_head, slots}, carved into fixed-size blocks. A sequence owns a block table;
 // position p lives at block_table[p / block_size] * block_size + p % block_size.
 //
@@ -13,6 +13,7 @@
 #include <list>
 #include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -87,10 +88,20 @@ class BlockPool {
   BlockObserver* observer_ = nullptr;
 };
 
+// "f32" or "f16" as a dtype id; std::invalid_argument otherwise.
+uint32_t kv_dtype_from_name(const std::string& name);
+// Bytes of one cache value of `dtype` (F32 or F16).
+uint32_t kv_elem_bytes(uint32_t dtype);
+// Throws unless `backend` supports a KV cache of `dtype`, naming the backend.
+void check_kv_dtype(const Backend& backend, uint32_t dtype);
+
 class KvCache {
  public:
+  // dtype: SY_DTYPE_F32, or SY_DTYPE_F16 when the backend reports it in kv_dtypes (else throws
+  // naming the backend).
   KvCache(Backend& backend, uint32_t n_layer, uint32_t row_width, uint32_t block_size,
-          uint32_t n_blocks);
+          uint32_t n_blocks, uint32_t dtype = SY_DTYPE_F32);
+  uint32_t dtype() const { return dtype_; }
   uint32_t block_size() const { return block_size_; }
   uint32_t row_width() const { return row_width_; }
   BlockPool& pool() { return pool_; }
@@ -99,10 +110,12 @@ class KvCache {
   const sy_tensor& v(uint32_t layer) const { return v_[layer]; }
   uint64_t bytes() const { return bytes_; }
   uint64_t bytes_per_block() const { return bytes_ / std::max<uint32_t>(1, pool_.total()); }
-  uint32_t blocks_for(uint32_t n_tokens) const { return (n_tokens + block_size_ - 1) / block_size_; }
+  uint32_t blocks_for(uint32_t n_tokens) const {
+    return (n_tokens + block_size_ - 1) / block_size_;
+  }
 
  private:
-  uint32_t row_width_, block_size_;
+  uint32_t row_width_, block_size_, dtype_;
   BlockPool pool_;
   std::unique_ptr<Buffer> kbuf_, vbuf_;
   std::vector<sy_tensor> k_, v_;

@@ -17,6 +17,13 @@ class File;
 
 namespace sy::model {
 
+// A copy of a sequence's recurrent state into a prefix-cache snapshot slot, taken once `after`
+// tokens of its chunk are computed (1 .. n_tokens).
+struct StateSnapshot {
+  uint32_t after = 0;
+  int32_t slot = -1;
+};
+
 // One sequence's share of a forward pass: n_tokens tokens at positions pos0 .. pos0+n_tokens-1,
 // whose keys go to the slots its block table maps them to.
 struct SeqInput {
@@ -28,6 +35,10 @@ struct SeqInput {
   int32_t state_slot = -1;  // recurrent-state slot (models with recurrent layers); reset at pos0 0
   int32_t n_expert_used = 0;  // MoE layers: experts per token (0: the model's default; fewer is
                               // the triage "light" path), in [1, n_expert]
+  // Hybrid prefix caching (models with recurrent layers): a snapshot slot whose state is copied
+  // into state_slot before the pass (a prefix-cache hit resuming at pos0), and snapshots to take.
+  int32_t restore_from = -1;
+  const std::vector<StateSnapshot>* snapshots = nullptr;
 };
 
 struct ModelInfo {

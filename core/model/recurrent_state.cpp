@@ -1,6 +1,7 @@
 #include "model/recurrent_state.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace sy::model {
 
@@ -29,6 +30,30 @@ void RecurrentState::reset(uint32_t slot) {
                 conv_floats_ * sizeof(float));
     buf_->write(ssm_[r].offset + slot * ssm_floats_ * sizeof(float), zeros_.data(),
                 ssm_floats_ * sizeof(float));
+  }
+}
+
+}  // namespace sy::model
+
+namespace sy::model {
+
+void RecurrentState::copy_row(const sy_tensor& t, uint64_t floats, uint32_t from, uint32_t to) {
+  if (from == to) return;
+  const uint64_t n = floats * sizeof(float);
+  const uint64_t src = t.offset + from * n, dst = t.offset + to * n;
+  if (auto* p = static_cast<char*>(buf_->host_ptr())) {
+    std::memcpy(p + dst, p + src, n);
+    return;
+  }
+  staging_.resize(floats);  // a device buffer: through the host
+  buf_->read(src, staging_.data(), n);
+  buf_->write(dst, staging_.data(), n);
+}
+
+void RecurrentState::copy(uint32_t from, uint32_t to) {
+  for (uint32_t r = 0; r < conv_.size(); ++r) {
+    copy_conv(r, from, to);
+    copy_ssm(r, from, to);
   }
 }
 

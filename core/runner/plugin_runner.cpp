@@ -90,6 +90,10 @@ wire::Writer serve_plan(Scheduler& sched, const wire::Frame& f) {
   wire::Reader r(f.payload);
   wire::ViewCopy c = wire::get_view(r);
   if (c.has_cost_model) c.view.estimate_step_ns = remote_estimate;
+  // Counters the plugin adds through it go to this process's totals, forwarded to the host
+  // after the call (where they land in the planning engine's counters).
+  static Counters forwarded;
+  c.view.host_ctx = &forwarded;
   std::vector<sy_sched_entry> entries(c.entries_capacity);
   std::vector<uint64_t> preempt(c.preempt_capacity);
   sy_sched_plan plan{};
@@ -98,8 +102,15 @@ wire::Writer serve_plan(Scheduler& sched, const wire::Frame& f) {
   plan.entries = entries.data();
   plan.preempt_capacity = c.preempt_capacity;
   plan.preempt = preempt.data();
+  // The plugin's failure travels to the host as its status and message (the boundary).
+  sy_status st = SY_OK;
   std::string error;
-  const sy_status st = sched.plan(c.view, plan, error);
+  try {
+    sched.plan(c.view, plan);
+  } catch (const Error& e) {
+    st = e.status();
+    error = e.what();
+  }
   wire::Writer w;
   w.put(static_cast<uint32_t>(st));
   w.str(error);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <stdexcept>
 
+#include "engine/engine_loop.h"
 #include "host/host_api.h"
 #include "host/log.h"
 
@@ -88,8 +90,13 @@ bool EngineRunner::wait_drained(int64_t timeout_ms) {
 }
 
 RunnerSnapshot EngineRunner::snapshot() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return snap_;
+  RunnerSnapshot s;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    s = snap_;
+  }
+  s.counters = v_->engine->counters().snapshot();  // thread-safe
+  return s;
 }
 
 // Engine thread: hands submissions to the engine, which checks them (context, vocab, blocks).
@@ -153,63 +160,85 @@ void EngineRunner::publish_snapshot() {
   idle_cv_.notify_all();
 }
 
-void EngineRunner::loop() {
-  engine::Engine& e = *v_->engine;
-  std::vector<std::unique_ptr<Submission>> subs;
-  std::vector<uint64_t> cancels;
-  int64_t wait_ns = 0;  // what the scheduler asked for when the last step ran nothing
-  for (;;) {
-    bool stop;
+// The runner as the engine loop's work source: submissions and cancellations from other
+// threads, request deadlines, and the snapshot and finishes reported after every step.
+class EngineRunner::Source : public engine::WorkSource {
+ public:
+  explicit Source(EngineRunner& r) : r_(r) {}
+
+  void intake(engine::Engine&) override {
     {
-      std::unique_lock<std::mutex> lk(mu_);
-      auto ready = [&] { return stop_ || !pending_.empty() || !cancels_.empty(); };
-      // Sleep while idle, or through the scheduler's wait window (new work cuts it short).
-      if (e.idle())
-        cv_.wait(lk, ready);
-      else if (wait_ns > 0)
-        cv_.wait_for(lk, std::chrono::nanoseconds(std::min<int64_t>(wait_ns, 50'000'000)), ready);
-      subs.swap(pending_);
-      cancels.swap(cancels_);
-      snap_.pending = 0;
-      snap_.waiting += static_cast<uint32_t>(subs.size());  // counted as queued until published
-      stop = stop_;
+      std::lock_guard<std::mutex> lk(r_.mu_);
+      subs_.swap(r_.pending_);
+      cancels_.swap(r_.cancels_);
+      r_.snap_.pending = 0;
+      r_.snap_.waiting += static_cast<uint32_t>(subs_.size());  // queued until published
+      stop_ = r_.stop_;
     }
-    intake(subs);
-    for (uint64_t id : cancels) end(id, false);
-    cancels.clear();
-    if (stop) break;
+    r_.intake(subs_);
+    for (uint64_t id : cancels_) r_.end(id, false);
+    cancels_.clear();
+    if (stop_) return;
     const int64_t now = now_ns();
     std::vector<uint64_t> expired;
-    for (const auto& [id, l] : live_)
+    for (const auto& [id, l] : r_.live_)
       if (l.deadline_ns && now >= l.deadline_ns) expired.push_back(id);
-    for (uint64_t id : expired) end(id, true);
-    wait_ns = 0;
-    if (!e.idle()) {
-      touched_.clear();
-      const int64_t t0 = now_ns();
-      engine::StepStats st;
-      try {
-        st = e.step();
-      } catch (const std::exception& ex) {
-        // A failed forward pass leaves the batch unusable: abort what is running, keep serving.
-        logger()->error("variant {}: step failed: {}; aborting the running requests", name_,
-                        ex.what());
-        std::vector<uint64_t> ids;
-        for (const auto& [id, l] : live_)
-          if (e.request(id).running) ids.push_back(id);
-        for (uint64_t id : ids) end(id, false);
-      }
-      if (observer_ && st.n_seqs) observer_->on_step(name_, st, now_ns() - t0);
-      if (st.n_seqs == 0) wait_ns = std::max<int64_t>(st.wait_ns, 1'000'000);
-      for (uint64_t id : stops_)
-        if (live_.count(id)) end(id, false, true);
-      stops_.clear();
-      for (uint64_t id : touched_)
-        if (live_.count(id) && e.request(id).finish != engine::FinishReason::none) end(id, false);
-    }
-    publish_snapshot();
-    report_finished();
+    for (uint64_t id : expired) r_.end(id, true);
+    r_.publish_snapshot();
+    r_.report_finished();
   }
+
+  bool keep_going(const engine::Engine&) override { return !stop_; }
+
+  // New work, a cancellation or stop cuts the sleep short.
+  void wait(const engine::Engine&, int64_t until_ns) override {
+    std::unique_lock<std::mutex> lk(r_.mu_);
+    auto ready = [&] { return r_.stop_ || !r_.pending_.empty() || !r_.cancels_.empty(); };
+    if (until_ns == INT64_MAX) {
+      r_.cv_.wait(lk, ready);
+    } else {
+      const int64_t left = until_ns - now_ns();
+      if (left > 0) r_.cv_.wait_for(lk, std::chrono::nanoseconds(left), ready);
+    }
+  }
+
+  void before_step(engine::Engine&) override { r_.touched_.clear(); }
+
+  void after_step(engine::Engine& e, const engine::StepStats& st, int64_t, int64_t dur) override {
+    if (r_.observer_ && st.n_seqs) r_.observer_->on_step(r_.name_, st, dur);
+    for (uint64_t id : r_.stops_)  // a stop string matched: ends as a stop
+      if (r_.live_.count(id)) r_.end(id, false, true);
+    r_.stops_.clear();
+    for (uint64_t id : r_.touched_)
+      if (r_.live_.count(id) && e.request(id).finish != engine::FinishReason::none)
+        r_.end(id, false);
+    r_.publish_snapshot();
+    r_.report_finished();
+  }
+
+  // A failed forward pass leaves the batch unusable: abort what is running, keep serving.
+  void step_failed(engine::Engine& e, const std::exception& ex) override {
+    logger()->error("variant {}: step failed: {}; aborting the running requests", r_.name_,
+                    ex.what());
+    std::vector<uint64_t> ids;
+    for (const auto& [id, l] : r_.live_)
+      if (e.request(id).running) ids.push_back(id);
+    for (uint64_t id : ids) r_.end(id, false);
+    r_.stops_.clear();
+    r_.publish_snapshot();
+    r_.report_finished();
+  }
+
+ private:
+  EngineRunner& r_;
+  std::vector<std::unique_ptr<Submission>> subs_;
+  std::vector<uint64_t> cancels_;
+  bool stop_ = false;
+};
+
+void EngineRunner::loop() {
+  Source source(*this);
+  engine::EngineLoop::run(*v_->engine, source);
   // Stopping: whatever is left ends as aborted, so no caller waits forever.
   std::vector<uint64_t> ids;
   for (const auto& [id, l] : live_) ids.push_back(id);

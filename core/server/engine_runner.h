@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,7 @@ struct RunnerSnapshot {
   uint32_t running = 0, waiting = 0, pending = 0;  // pending: submitted, not in the engine yet
   uint32_t kv_used = 0, kv_total = 0;
   bool draining = false;
+  std::map<std::string, double> counters;  // the engine's own (engine::Engine::counters())
 };
 
 // What the runner reports as it works (the metrics); called on the engine thread.
@@ -108,6 +110,7 @@ class EngineRunner {
     Callbacks cb;
     int64_t deadline_ns = 0;
   };
+  class Source;  // the engine loop's view of the runner (engine/engine_loop.h)
   void loop();
   void intake(std::vector<std::unique_ptr<Submission>>& subs);
   void end(uint64_t id, bool timed_out, bool stopped = false);

@@ -205,13 +205,14 @@ void ServeMetrics::shadow_compared(const std::string& primary, const std::string
   if (r.misroute) reg_.inc(P + "triage_misroutes", l);
 }
 
-std::string ServeMetrics::render(const std::vector<RunnerSnapshot>& live,
-                                 const std::map<std::string, double>& host) {
+std::string ServeMetrics::render(const std::vector<RunnerSnapshot>& live) {
   struct Sum {
     double running = 0, waiting = 0, queued = 0, used = 0, total = 0;
   };
   std::map<std::string, Sum> by;
+  std::map<std::string, std::map<std::string, double>> counters;  // per variant
   for (const auto& s : live) {
+    for (const auto& [name, value] : s.counters) counters[s.variant][name] += value;
     Sum& t = by[s.variant];
     t.running += s.running;
     t.waiting += s.waiting;
@@ -229,32 +230,36 @@ std::string ServeMetrics::render(const std::vector<RunnerSnapshot>& live,
     reg_.set(P + "queue_depth", l, t.queued);
     reg_.set(P + "kv_cache_usage_perc", l, t.total ? t.used / t.total : 0);
   }
-  // Host counters are process-wide (every variant feeds them): model_name only.
-  const Labels m = {{"model_name", model_}};
+  // Each engine keeps its own counters: one series per variant.
   for (const char* c :
        {"num_preemptions", "prefix_cache_queries", "prefix_cache_hits", "scheduler_invalid_plans",
         "routing_seconds", "expert_activations", "host_counter"})
     reg_.clear(P + c);
-  for (const auto& [name, value] : host) {
-    if (name == "num_preemptions" || name == "scheduler_invalid_plans")
-      reg_.set(P + name, m, value);
-    else if (name == "prefix_cache_query_tokens")
-      reg_.set(P + "prefix_cache_queries", m, value);
-    else if (name == "prefix_cache_hit_tokens")
-      reg_.set(P + "prefix_cache_hits", m, value);
-    else if (name == "routing_ns")
-      reg_.set(P + "routing_seconds", m, value / 1e9);
-    else if (name.rfind("expert_activations.", 0) == 0) {
-      const std::string rest = name.substr(19);
-      const size_t dot = rest.find('.');
-      if (dot == std::string::npos) continue;
-      reg_.set(P + "expert_activations",
-               {{"model_name", model_},
-                {"layer", rest.substr(0, dot)},
-                {"expert", rest.substr(dot + 1)}},
-               value);
-    } else {
-      reg_.set(P + "host_counter", {{"model_name", model_}, {"name", sanitize(name)}}, value);
+  for (const auto& [variant, values] : counters) {
+    const Labels m = labels(variant);
+    auto with = [&](Labels l, const char* k, const std::string& v) {
+      l.emplace_back(k, v);
+      return l;
+    };
+    for (const auto& [name, value] : values) {
+      if (name == "num_preemptions" || name == "scheduler_invalid_plans")
+        reg_.set(P + name, m, value);
+      else if (name == "prefix_cache_query_tokens")
+        reg_.set(P + "prefix_cache_queries", m, value);
+      else if (name == "prefix_cache_hit_tokens")
+        reg_.set(P + "prefix_cache_hits", m, value);
+      else if (name == "routing_ns")
+        reg_.set(P + "routing_seconds", m, value / 1e9);
+      else if (name.rfind("expert_activations.", 0) == 0) {
+        const std::string rest = name.substr(19);
+        const size_t dot = rest.find('.');
+        if (dot == std::string::npos) continue;
+        reg_.set(P + "expert_activations",
+                 with(with(m, "layer", rest.substr(0, dot)), "expert", rest.substr(dot + 1)),
+                 value);
+      } else {
+        reg_.set(P + "host_counter", with(m, "name", sanitize(name)), value);
+      }
     }
   }
   return reg_.render();

@@ -1,7 +1,8 @@
 // The metrics the server exports: vLLM's names under the `switchyard:` prefix (model_name and
 // variant labels), plus queue depth, batch sizes, path split, routing time, expert activation,
-// swaps and the shadow comparison. Runners feed it as they work; gauges are read from the live
-// runners and sy::host_counters() at scrape time.
+// swaps and the shadow comparison. Runners feed it as they work; gauges and the engines' own
+// counters (preemptions, prefix cache, ...: one set per engine instance) are read from the live
+// runners at scrape time.
 #pragma once
 
 #include <map>
@@ -32,10 +33,9 @@ class ServeMetrics : public RunnerObserver {
   void shadow_compared(const std::string& primary, const std::string& shadow,
                        const ShadowResult& r);
 
-  // The whole exposition: gauges from `live` (several runners may share a variant name while
-  // one drains) and `host` (sy::host_counters()), then every family.
-  std::string render(const std::vector<RunnerSnapshot>& live,
-                     const std::map<std::string, double>& host);
+  // The whole exposition: gauges and engine counters from `live` (several runners may share a
+  // variant name while one drains: they are summed), then every family.
+  std::string render(const std::vector<RunnerSnapshot>& live);
   Registry& registry() { return reg_; }
   Labels labels(const std::string& variant) const {
     return {{"model_name", model_}, {"variant", variant}};

@@ -143,7 +143,7 @@ std::string Server::metrics_text() {
               1);
   const auto live = reloader_->snapshots();
   if (opts_.gateway_metrics) update_gateway_metrics(reg, opts_.model_name, live, d.get());
-  return metrics_->render(live, host_counters());
+  return metrics_->render(live);
 }
 
 void Server::begin_drain() {

@@ -1,7 +1,9 @@
 #include "dynamic_policy.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstddef>
 
 namespace sy::dynamic {
 namespace {
@@ -11,6 +13,16 @@ const sy_sched_request& at(const sy_sched_view& v, const sy_sched_request* a, ui
 }
 uint32_t blocks_for(const sy_sched_view& v, uint64_t tokens) {
   return static_cast<uint32_t>((tokens + v.kv_block_size - 1) / v.kv_block_size);
+}
+// The view's recurrent-state budget (1.0 views have none; models without SSM layers show 0).
+bool has_state_budget(const sy_sched_view& v) {
+  return v.struct_size >= offsetof(sy_sched_view, state_slots_free) + sizeof(uint32_t) &&
+         v.state_slots_total > 0;
+}
+uint32_t pending_prefix(const sy_sched_view& v, const sy_sched_request& r) {
+  return v.request_size >= offsetof(sy_sched_request, prefix_pending_len) + sizeof(uint32_t)
+             ? r.prefix_pending_len
+             : 0;
 }
 bool has_cost_model(const sy_sched_view& v) {
   return v.struct_size >= offsetof(sy_sched_view, cost_ctx) + sizeof(void*) && v.estimate_step_ns;
@@ -32,8 +44,10 @@ uint32_t Policy::choose_budget(const sy_sched_view& v, uint32_t n_decode, uint64
   if (estimate(v, lo - n_decode, n_decode, ctx) > target) return lo;
   while (lo < hi) {  // largest budget whose estimate meets the target
     const uint32_t mid = lo + (hi - lo + 1) / 2;
-    if (estimate(v, mid - n_decode, n_decode, ctx + (mid - n_decode)) <= target) lo = mid;
-    else hi = mid - 1;
+    if (estimate(v, mid - n_decode, n_decode, ctx + (mid - n_decode)) <= target)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return lo;
 }
@@ -65,7 +79,8 @@ Decision Policy::plan(const sy_sched_view& v, sy_sched_plan& p) {
   p.n_entries = p.n_preempt = 0;
   p.wait_ns = 0;
   observe_arrivals(v);
-  const uint32_t max_seqs = opt_.max_num_seqs ? std::min(opt_.max_num_seqs, v.max_seqs) : v.max_seqs;
+  const uint32_t max_seqs =
+      opt_.max_num_seqs ? std::min(opt_.max_num_seqs, v.max_seqs) : v.max_seqs;
 
   // Running requests: priority, then arrival (preemption victims come from the back).
   std::vector<const sy_sched_request*> running;
@@ -118,7 +133,8 @@ Decision Policy::plan(const sy_sched_view& v, sy_sched_plan& p) {
 
   // Every running request is stuck on memory and none may be preempted by rank: recompute the
   // newest anyway rather than deadlock (the only way past the max_preemptions protection).
-  if (p.n_entries == 0 && p.n_preempt == 0 && !running.empty() && opt_.preemption && d.n_skipped > 0) {
+  if (p.n_entries == 0 && p.n_preempt == 0 && !running.empty() && opt_.preemption &&
+      d.n_skipped > 0) {
     p.preempt[p.n_preempt++] = running.back()->id;
     ++d.n_preempted;
     p.wait_ns = 0;
@@ -131,24 +147,41 @@ Decision Policy::plan(const sy_sched_view& v, sy_sched_plan& p) {
   const int64_t aging_ns = static_cast<int64_t>(opt_.aging_ms * 1e6);
   std::stable_sort(waiting.begin(), waiting.end(), [&](const auto* a, const auto* b) {
     if (opt_.priority && a->priority != b->priority) return a->priority > b->priority;
-    const bool aged_a = v.now_ns - a->arrival_ns >= aging_ns, aged_b = v.now_ns - b->arrival_ns >= aging_ns;
+    const bool aged_a = v.now_ns - a->arrival_ns >= aging_ns,
+               aged_b = v.now_ns - b->arrival_ns >= aging_ns;
     if (aged_a != aged_b) return aged_a;  // aged requests first: no starvation under LPM
     if (opt_.prefix_ordering && !aged_a && a->prefix_hit_len != b->prefix_hit_len)
       return a->prefix_hit_len > b->prefix_hit_len;
     return a->arrival_ns != b->arrival_ns ? a->arrival_ns < b->arrival_ns : a->id < b->id;
   });
-  const int64_t reserve = static_cast<int64_t>(std::ceil(opt_.watermark * v.kv_total_blocks));
+  // Admission leaves a watermark of blocks for the running requests to grow into: at least
+  // the configured share, and one block per sequence so every decode can cross its next block
+  // boundary without a preemption (a long queue would otherwise fill the cache with prompts
+  // and thrash). Requests with recurrent state also need a free state slot each.
+  const int64_t watermark = static_cast<int64_t>(std::ceil(opt_.watermark * v.kv_total_blocks));
+  int64_t state_slots = has_state_budget(v) ? int64_t(v.state_slots_free) : INT64_MAX;
   size_t seqs = running.size() - d.n_preempted;
   for (const auto* w : waiting) {
-    if (d.n_preempted > 0 || budget == 0 || seqs >= max_seqs || p.n_entries >= p.entries_capacity) break;
+    if (d.n_preempted > 0 || budget == 0 || seqs >= max_seqs || p.n_entries >= p.entries_capacity)
+      break;
+    if (state_slots <= 0) break;
+    // Its prefix is being prefilled by a running request: wait for it to be cached instead of
+    // computing it twice (SGLang defers such duplicates too); others may go first meanwhile.
+    if (opt_.prefix_ordering && pending_prefix(v, *w) >= opt_.defer_pending_tokens) {
+      ++d.n_deferred;
+      continue;
+    }
     const uint32_t start = w->prefix_hit_len;
     const uint32_t remaining = w->prompt_len + w->num_generated - start;
     // FIFO within the order: no overtaking. A prompt longer than any budget is split anyway.
     if (!opt_.chunked_prefill && remaining > budget && remaining <= d.budget) break;
     const uint32_t n = std::min(remaining, budget);
     // Without preemption nothing can be reclaimed later: reserve the whole request up front.
-    const int64_t need = opt_.preemption ? blocks_for(v, start + n)
-                                         : blocks_for(v, uint64_t(w->prompt_len) + w->max_new_tokens);
+    const int64_t need = opt_.preemption
+                             ? blocks_for(v, start + n)
+                             : blocks_for(v, uint64_t(w->prompt_len) + w->max_new_tokens);
+    const int64_t reserve =
+        opt_.preemption ? std::max<int64_t>(watermark, int64_t(seqs) + 1) : watermark;
     if (need + reserve > free_blocks) {
       ++d.n_skipped;
       break;
@@ -156,6 +189,7 @@ Decision Policy::plan(const sy_sched_view& v, sy_sched_plan& p) {
     free_blocks -= need;
     budget -= n;
     ++seqs;
+    --state_slots;
     ++d.n_admitted;
     p.entries[p.n_entries++] = sy_sched_entry{w->id, n, 0};
   }
@@ -175,7 +209,8 @@ Decision Policy::plan(const sy_sched_view& v, sy_sched_plan& p) {
       return d;
     }
   }
-  if (p.n_entries == 0 && p.n_preempt == 0) p.wait_ns = d.wait_ns = v.n_waiting ? 1'000'000 : INT64_MAX;
+  if (p.n_entries == 0 && p.n_preempt == 0)
+    p.wait_ns = d.wait_ns = v.n_waiting ? 1'000'000 : INT64_MAX;
   return d;
 }
 

@@ -25,6 +25,8 @@ struct Options {
   double max_wait_ms = 4;        // adaptive: longest an idle engine waits to grow a batch
   double aging_ms = 250;         // waiting longer than this: strict arrival order
   double watermark = 0.01;       // fraction of blocks admission leaves for running decodes
+  uint32_t defer_pending_tokens = 32;  // a waiting request whose prefix a running one is still
+                                       // prefilling by at least this many tokens waits for it
 };
 
 // Why the step looks the way it does; exported as metrics and debug logs.
@@ -34,7 +36,8 @@ struct Decision {
   int64_t wait_ns = 0;
   uint32_t n_preempted = 0;
   uint32_t n_admitted = 0;
-  uint32_t n_skipped = 0;  // runnable but did not fit (blocks or budget)
+  uint32_t n_skipped = 0;   // runnable but did not fit (blocks or budget)
+  uint32_t n_deferred = 0;  // waiting for a prefix a running request is prefilling
 };
 
 class Policy {

@@ -37,6 +37,10 @@ typedef struct sy_device_info {
   uint64_t memory_total; /* bytes; 0 when unknown */
   uint64_t memory_free;
   uint64_t weight_dtypes; /* bit (1 << sy_dtype) set for every weight dtype matmul accepts */
+  /* ---- since 1.3 ---- */
+  /* Bit (1 << sy_dtype) for every KV cache dtype kv_store and attention accept: F32, and F16
+   * for a backend that supports an F16 cache. 0 (a plugin older than 1.3) means F32 only. */
+  uint64_t kv_dtypes;
 } sy_device_info;
 
 typedef struct sy_tensor {
@@ -48,12 +52,14 @@ typedef struct sy_tensor {
 } sy_tensor;
 
 /* Writes new keys and values into a paged cache. Cache layout per layer:
- * F32 {head_dim * n_kv_head, block_size * n_blocks}: slot s is row s. */
+ * {head_dim * n_kv_head, block_size * n_blocks}: slot s is row s. The caches' dtype is their
+ * sy_tensor's: F32, or (since 1.3) F16 when the device reports it in kv_dtypes; k_cache and
+ * v_cache share one dtype. An F16 cache stores each value rounded to nearest even. */
 typedef struct sy_kv_store_args {
   uint32_t struct_size;
   const sy_tensor* k;       /* F32 {head_dim * n_kv_head, n_tokens} */
   const sy_tensor* v;       /* F32 {head_dim * n_kv_head, n_tokens} */
-  const sy_tensor* k_cache; /* F32 {head_dim * n_kv_head, n_slots} */
+  const sy_tensor* k_cache; /* F32 or F16 {head_dim * n_kv_head, n_slots} */
   const sy_tensor* v_cache;
   const int32_t* slots; /* n_tokens entries: block_id * block_size + offset in block */
 } sy_kv_store_args;
@@ -65,7 +71,7 @@ typedef struct sy_kv_store_args {
 typedef struct sy_attention_args {
   uint32_t struct_size;
   const sy_tensor* q;       /* F32 {head_dim, n_head, n_tokens} */
-  const sy_tensor* k_cache; /* F32 {head_dim * n_kv_head, n_slots} */
+  const sy_tensor* k_cache; /* F32 or F16 {head_dim * n_kv_head, n_slots}, as for kv_store */
   const sy_tensor* v_cache;
   const sy_tensor* out; /* F32 {head_dim, n_head, n_tokens} */
   uint32_t n_kv_head;
@@ -282,7 +288,8 @@ typedef struct sy_backend_iface {
   /* y = silu(gate) * up, F32. y may alias gate or up. */
   sy_status (*swiglu)(sy_backend_t backend, const sy_tensor* gate, const sy_tensor* up,
                       const sy_tensor* y);
-  /* Row-wise softmax of x{n, rows} into y (may alias). */
+  /* Row-wise softmax of x{n, rows} into y (may alias). Optional since 1.3: no model calls it,
+   * so a backend may leave it NULL and the host never requires it. */
   sy_status (*softmax)(sy_backend_t backend, const sy_tensor* x, const sy_tensor* y);
   sy_status (*kv_store)(sy_backend_t backend, const sy_kv_store_args* args);
   sy_status (*attention)(sy_backend_t backend, const sy_attention_args* args);

@@ -20,6 +20,13 @@ typedef struct sy_host_api {
   int64_t (*now_ns)(void);
   /* Adds `delta` to the host counter `name` (created on first use; exported as a metric). */
   void (*counter_add)(const char* name, double delta);
+
+  /* ---- since 1.3 (read only when struct_size covers them) ---- */
+  /* Adds `delta` to counter `name` of one engine instance: `host_ctx` is the context the host
+   * handed the plugin (sy_sched_view.host_ctx), so in a process serving several variants each
+   * engine's counters stay its own. NULL host_ctx: a process-wide counter, as counter_add.
+   * (counter_add called during a plan() still lands in the planning engine's counters.) */
+  void (*counter_add_to)(void* host_ctx, const char* name, double delta);
 } sy_host_api;
 
 #ifdef __cplusplus

@@ -22,8 +22,8 @@ extern "C" {
 typedef struct sy_sched_s* sy_sched_t;
 
 typedef enum sy_request_state {
-  SY_REQ_WAITING = 0,   /* never scheduled, or preempted and waiting to be recomputed */
-  SY_REQ_RUNNING = 1,   /* holds KV blocks; prefill or decode in progress */
+  SY_REQ_WAITING = 0, /* never scheduled, or preempted and waiting to be recomputed */
+  SY_REQ_RUNNING = 1, /* holds KV blocks; prefill or decode in progress */
   SY_REQ_STATE_FORCE_32BIT = 0x7fffffff
 } sy_request_state;
 
@@ -42,6 +42,13 @@ typedef struct sy_sched_request {
   uint32_t num_preemptions;
   uint32_t prefix_hit_len; /* prompt tokens already cached (prefix cache), 0 without one */
   uint32_t path;           /* triage path tag: 0 = full */
+
+  /* ---- since 1.3 (read only when the view's request_size covers them) ---- */
+  /* Waiting requests: prompt tokens past prefix_hit_len that a running request is still
+   * prefilling (the same leading KV blocks); they are cached as it computes them, so admitting
+   * this request a few steps later saves recomputing them. 0 when none. */
+  uint32_t prefix_pending_len;
+  uint32_t reserved13; /* zero: the explicit padding of the 1.3 block */
 } sy_sched_request;
 
 typedef struct sy_sched_view {
@@ -69,6 +76,19 @@ typedef struct sy_sched_view {
    * state slots, one taken at admission and returned on finish or preemption. */
   uint32_t state_slots_total;
   uint32_t state_slots_free;
+
+  /* ---- since 1.3 ---- */
+  /* The engine's context for sy_host_api.counter_add_to: counters added with it belong to the
+   * engine that planned with this view. Valid for the plan() call; pass it back, never deref. */
+  void* host_ctx;
+  /* Hybrid prefix caching (prefix caching on a model with recurrent layers): the host keeps
+   * snapshots of the recurrent state at KV-block boundaries of cached prefixes, in slots of their
+   * own beyond the running requests' state_slots_total. state_slots_snapshots: that budget (0
+   * without hybrid prefix caching); state_slots_cached: how many hold a snapshot now. A hit
+   * (prefix_hit_len) restores one into the request's slot; snapshots are evicted LRU, and with
+   * the KV blocks they extend. */
+  uint32_t state_slots_snapshots;
+  uint32_t state_slots_cached;
 } sy_sched_view;
 
 #define SY_SCHED_VIEW_SIZE_1_0 offsetof(sy_sched_view, estimate_step_ns)

@@ -84,6 +84,9 @@ inline float __fmul_rn(float a, float b) {
 inline float sy_half_to_float(uint16_t h) {
   return ::sy::dtype::f16_to_f32(h);
 }
+inline uint16_t sy_float_to_half(float f) {
+  return ::sy::dtype::f32_to_f16(f);
+}
 
 // ---- runtime API: everything completes before the call returns ----
 typedef int cudaError_t;

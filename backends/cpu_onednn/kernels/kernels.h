@@ -1,0 +1,121 @@
+// The dispatch point of the cpu_onednn kernels: one KernelTable per CPU path, chosen once at
+// load (cpu_path.h). A weight dtype is one GemvEntry in the path's table: its row kernel and
+// the activation format it reads, which the caller prepares once per matmul.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu_path.h"
+
+namespace sy::cpu_onednn::kernels {
+
+// Activations quantized for integer dot products: per row, blocks of kActBlock values (the
+// last one shorter when k is not a multiple; k is a multiple of kActChunk), each an F32 scale
+// d = max|x| / 32767 and int16 quants q = round(x / d) (ggml's Q8_K idea with 16-bit quants:
+// the error, at most d/2 per value, stays inside the model tests' tolerances, which 8-bit quants
+// exceed; the kernels use int16 dot products, vpdpwssd). One scale per 256 values lets a
+// K-quant super-block's dot products run in int32 from end to end.
+constexpr int kActBlock = 256;
+constexpr int kActChunk = 32;
+// Quantised weights with offsets (Q4_1, Q5_1, the K-quants' mins) also read, per 16 values, the
+// sum of the quantized activations times their scale (ggml's Q8_K block sums).
+constexpr int kActGroup = 16;
+// Scales per row of k values.
+constexpr int64_t act_blocks(int64_t k) {
+  return (k + kActBlock - 1) / kActBlock;
+}
+
+enum class ActFormat {
+  f32,  // the F32 rows as given
+  q16,  // QuantRows below
+};
+
+struct GemvArgs {
+  const float* x;    // m rows of k F32 values
+  const int16_t* q;  // ActFormat::q16: m rows of k quants
+  const float* d;    // ActFormat::q16: m rows of act_blocks(k) scales
+  const float* s;    // ActFormat::q16: m rows of k / kActGroup sums
+  int64_t m, k;
+  const uint8_t* w;  // n rows of row_bytes (the weight dtype's encoding of k values)
+  int64_t row_bytes;
+  float* y;  // y[r * ldy + j] = dot(x row r, weight row j)
+  int64_t ldy;
+};
+
+// Output rows [j0, j1) for every activation row.
+using GemvFn = void (*)(const GemvArgs& a, int64_t j0, int64_t j1);
+
+// One weight row of k values as F32, bit for bit what the dtype table's codec gives (the GEMM's
+// dequantised panels and get_rows).
+using DequantFn = void (*)(const uint8_t* row, float* dst, int64_t k);
+
+struct GemvEntry {
+  uint32_t dtype;  // sy_dtype
+  ActFormat act;
+  GemvFn fn;
+  DequantFn dequant;
+};
+
+// One step of flash attention: a tile of query rows (tokens x heads of one KV head) against a
+// tile of keys, with the online softmax state of every row. Head dims are padded to dp (a
+// multiple of the path's vector width) with zeros in q, kt and v.
+struct AttnTileArgs {
+  int64_t rows, dp;
+  const float* q;          // rows x dp, already multiplied by the softmax scale
+  const int32_t* n_valid;  // per row: it sees keys [0, n_valid) of this tile (causal mask)
+  const float* kt;         // dp x attn_keys: K transposed; columns >= n_keys are zero
+  const float* v;          // attn_keys x dp; rows >= n_keys are zero
+  int64_t n_keys;
+  float* s;     // scratch: rows x attn_keys
+  float* corr;  // scratch: rows
+  float* m;     // per row: running max (start at -inf)
+  float* l;     // per row: running sum of exp (start at 0)
+  float* o;     // rows x dp: running output (start at 0); divide by l at the end
+};
+
+// Attention of one decoding token's query heads that share a KV head (rows = the group) over
+// keys [0, n_keys), read straight from the paged cache (no tile gather: the rows are too few to
+// pay for one). Two passes over the keys: scores (kept in scratch), then the weighted values.
+struct AttnDecodeArgs {
+  int64_t rows, d;
+  const float* q;       // rows x d, already multiplied by the softmax scale
+  const void* k_cache;  // F32 or F16 rows of `width` values, slot s at row s
+  const void* v_cache;
+  bool f16;               // the caches' dtype
+  int64_t width, kv_off;  // cache row width; this KV head's first column
+  const int32_t* table;   // the sequence's block table
+  int64_t block_size, n_keys;
+  float* s;    // scratch: rows x n_keys
+  float* out;  // rows x d
+};
+
+struct KernelTable {
+  CpuPath path;
+  // Quantizes m rows of k values (k % kActChunk == 0) into q (m * k), d (m * act_blocks(k))
+  // and sums (m * k / kActGroup).
+  void (*quantize_q16)(const float* x, int64_t m, int64_t k, int16_t* q, float* d, float* sums);
+  const GemvEntry* gemv;  // n_gemv entries
+  int n_gemv;
+  // n F32 values as F16 (round to nearest even) and back.
+  void (*f32_to_f16)(const float* src, uint16_t* dst, int64_t n);
+  void (*f16_to_f32)(const uint16_t* src, float* dst, int64_t n);
+  int vec_floats;  // the path's vector width: head dims are padded to a multiple of it
+  int attn_keys;   // keys per attention tile
+  void (*attn_tile)(const AttnTileArgs& a);
+  void (*attn_decode)(const AttnDecodeArgs& a);
+
+  // The entry for a weight dtype, or nullptr (not a weight dtype).
+  const GemvEntry* find_gemv(uint32_t dtype) const;
+  // One row of k values of a weight dtype as F32: the entry's dequant (every weight dtype has one).
+  void dequant_row(uint32_t dtype, const uint8_t* row, float* dst, int64_t k) const;
+};
+
+// The table of each path; call only those cpu_supports() allows.
+const KernelTable& table_scalar();
+const KernelTable& table_avx2();
+const KernelTable& table_avx512();
+const KernelTable& table_avx512_vnni();
+const KernelTable& table_avx_vnni();
+const KernelTable& table_for(CpuPath p);
+
+}  // namespace sy::cpu_onednn::kernels

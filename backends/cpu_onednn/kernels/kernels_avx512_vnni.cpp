@@ -1,0 +1,5 @@
+// The avx512_vnni kernel path: AVX-512 F/BW/VL with VNNI's vpdpwssd.
+#define SY_SIMD_VNNI 1
+#define SY_KERNEL_PATH avx512_vnni
+#define SY_SIMD_HEADER "simd_avx512.h"
+#include "kernel_path.inc"

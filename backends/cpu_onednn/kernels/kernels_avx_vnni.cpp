@@ -1,0 +1,5 @@
+// The avx_vnni kernel path: AVX2 with AVX-VNNI's vpdpwssd, for CPUs without AVX-512.
+#define SY_SIMD_VNNI 1
+#define SY_KERNEL_PATH avx_vnni
+#define SY_SIMD_HEADER "simd_avx2.h"
+#include "kernel_path.inc"

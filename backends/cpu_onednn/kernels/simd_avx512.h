@@ -1,0 +1,128 @@
+// The AVX-512 F/BW/VL vector layer of the dispatched kernels (16 floats per vector). Include
+// only from a kernel file built with the AVX-512 flags, inside that file's path namespace.
+// SY_SIMD_VNNI selects vpdpwssd for the int16 dot product.
+// No include guard: included once per path namespace, by design.
+
+#include "simd_bytes256.h"
+
+struct Simd : Bytes256 {
+  static constexpr int kF = 16;
+  static constexpr int kI16 = 32;
+  using F = __m512;
+  using I = __m512i;
+  using W = __m512i;
+
+  static F zero() { return _mm512_setzero_ps(); }
+  static F set1(float v) { return _mm512_set1_ps(v); }
+  static F load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F abs(F a) { return _mm512_abs_ps(a); }
+  static float hsum(F v) { return _mm512_reduce_add_ps(v); }
+  static float hmax(F v) { return _mm512_reduce_max_ps(v); }
+
+  static F load_f16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+  }
+  static F load_bf16(const uint16_t* p) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
+  static void store_f16(uint16_t* p, F v) {
+    _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
+  static float f16_scalar(uint16_t h) { return _cvtsh_ss(h); }
+
+  static W load_i8_as_i16(const int8_t* p) {
+    return _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)p));
+  }
+  static void store_round_i16(int16_t* p, F v) {
+    _mm256_storeu_si256((__m256i*)p, _mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(v)));
+  }
+  static W load_i16(const int16_t* p) { return _mm512_loadu_si512((const void*)p); }
+  static I izero() { return _mm512_setzero_si512(); }
+  static I dot_i16(I acc, W a, W b) {
+#ifdef SY_SIMD_VNNI
+    return _mm512_dpwssd_epi32(acc, a, b);
+#else
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
+#endif
+  }
+  static F to_f32(I v) {
+    return _mm512_cvtepi32_ps(v);
+  }
+
+  // ---- 32 int8 weight codes (B, simd_bytes256.h) and their widening to one int16 W.
+  static constexpr int kW32 = 1;
+  static B b_bits(uint32_t bits, int set) {
+    return _mm256_maskz_mov_epi8(bits, b_set1(set));
+  }
+  static B b_test(B a, int bit, int set) {
+    return _mm256_maskz_mov_epi8(_mm256_test_epi8_mask(a, b_set1(1 << bit)), b_set1(set));
+  }
+  static void b_widen(B b, W (&w)[kW32]) {
+    w[0] = _mm512_cvtepi8_epi16(b);
+  }
+  // The scales in int16 lanes, spread to chunk c's 32 values by vpermw.
+  using S = __m512i;
+  static S s_groups(const int8_t* g16) {
+    return _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)g16)));
+  }
+  static S s_chunks(uint64_t c8) {
+    return _mm512_castsi128_si512(_mm_cvtepi8_epi16(_mm_cvtsi64_si128((long long)c8)));
+  }
+  static void w_scale_groups(W (&w)[kW32], S s, int c) {
+    const __m512i idx =
+        _mm512_add_epi16(_mm512_set1_epi16((short)(2 * c)),
+                         _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1));
+    w[0] = _mm512_mullo_epi16(w[0], _mm512_permutexvar_epi16(idx, s));
+  }
+  static void w_scale_chunk(W (&w)[kW32], S s, int c) {
+    w[0] = _mm512_mullo_epi16(w[0], _mm512_permutexvar_epi16(_mm512_set1_epi16((short)c), s));
+  }
+  static F f_from_i8(const int8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)p)));
+  }
+  static void w_to_f32(W w, F* out) {
+    out[0] = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(w)));
+    out[1] = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(w, 1)));
+  }
+
+  static void prefetch(const void* p) {
+    _mm_prefetch((const char*)p, _MM_HINT_T0);
+  }
+
+  // The AVX2 layer's Cephes exp on 16 lanes.
+  static F exp(F x_in) {
+    __m512 x = _mm512_min_ps(x_in, _mm512_set1_ps(88.7228391f));
+    x = _mm512_max_ps(x, _mm512_set1_ps(-88.3762626647949f));
+    const __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    const __m512i n = _mm512_cvtps_epi32(fx);
+    const __m512i n1 = _mm512_srai_epi32(n, 1), n2 = _mm512_sub_epi32(n, n1);
+    const __m512i bias = _mm512_set1_epi32(127);
+    const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
+    const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
+    __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+    const __mmask16 under =
+        _mm512_cmp_ps_mask(x_in, _mm512_set1_ps(-88.3762626647949f), _CMP_LT_OQ);
+    const __mmask16 over = _mm512_cmp_ps_mask(x_in, _mm512_set1_ps(88.7228391f), _CMP_GT_OQ);
+    const __mmask16 nan = _mm512_cmp_ps_mask(x_in, x_in, _CMP_UNORD_Q);
+    y = _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
+    y = _mm512_mask_blend_ps(over, y, _mm512_set1_ps(__builtin_inff()));
+    return _mm512_mask_blend_ps(nan, y, x_in);
+  }
+};

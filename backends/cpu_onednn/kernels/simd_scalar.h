@@ -1,0 +1,217 @@
+// The portable layer of the dispatched kernels: the vector interface of simd_avx2.h over plain
+// arrays of 8 lanes, so the same kernel source runs on any x86-64 (and is the path every other
+// one is tested against). Include inside the scalar kernel file's path namespace.
+// No include guard: included once per path namespace, by design.
+
+struct Simd {
+  static constexpr int kF = 8;
+  static constexpr int kI16 = 16;
+  struct F {
+    float v[kF];
+  };
+  struct I {
+    int32_t v[kF];
+  };
+  struct W {
+    int16_t v[kI16];
+  };
+
+  static F zero() { return set1(0.0f); }
+  static F set1(float x) {
+    F r;
+    for (float& v : r.v) v = x;
+    return r;
+  }
+  static F load(const float* p) {
+    F r;
+    std::memcpy(r.v, p, sizeof r.v);
+    return r;
+  }
+  static void store(float* p, F v) { std::memcpy(p, v.v, sizeof v.v); }
+  template <class Op>
+  static F map2(F a, F b, Op op) {
+    F r;
+    for (int l = 0; l < kF; ++l) r.v[l] = op(a.v[l], b.v[l]);
+    return r;
+  }
+  static F add(F a, F b) {
+    return map2(a, b, [](float x, float y) { return x + y; });
+  }
+  static F sub(F a, F b) {
+    return map2(a, b, [](float x, float y) { return x - y; });
+  }
+  static F mul(F a, F b) {
+    return map2(a, b, [](float x, float y) { return x * y; });
+  }
+  static F max(F a, F b) {
+    return map2(a, b, [](float x, float y) { return x > y ? x : y; });
+  }
+  static F fma(F a, F b, F c) {
+    F r;
+    for (int l = 0; l < kF; ++l) r.v[l] = std::fma(a.v[l], b.v[l], c.v[l]);
+    return r;
+  }
+  static F abs(F a) {
+    for (float& v : a.v) v = std::fabs(v);
+    return a;
+  }
+  static float hsum(F v) {
+    float s = 0.0f;
+    for (float x : v.v) s += x;
+    return s;
+  }
+  static float hmax(F v) {
+    float m = v.v[0];
+    for (float x : v.v) m = x > m ? x : m;
+    return m;
+  }
+
+  static float f16_scalar(uint16_t h) { return ::sy::dtype::f16_to_f32(h); }
+  static uint16_t f16_from(float f) { return ::sy::dtype::f32_to_f16(f); }  // nearest even
+  static F load_f16(const uint16_t* p) {
+    F r;
+    for (int l = 0; l < kF; ++l) r.v[l] = f16_scalar(p[l]);
+    return r;
+  }
+  static F load_bf16(const uint16_t* p) {
+    F r;
+    for (int l = 0; l < kF; ++l) {
+      const uint32_t b = (uint32_t)p[l] << 16;
+      std::memcpy(&r.v[l], &b, 4);
+    }
+    return r;
+  }
+  static void store_f16(uint16_t* p, F v) {
+    for (int l = 0; l < kF; ++l) p[l] = f16_from(v.v[l]);
+  }
+
+  static W load_i8_as_i16(const int8_t* p) {
+    W r;
+    for (int l = 0; l < kI16; ++l) r.v[l] = p[l];
+    return r;
+  }
+  static void store_round_i16(int16_t* p, F v) {
+    for (int l = 0; l < kF; ++l) p[l] = (int16_t)std::lrint(v.v[l]);  // default mode: ties to even
+  }
+  static W load_i16(const int16_t* p) {
+    W r;
+    std::memcpy(r.v, p, sizeof r.v);
+    return r;
+  }
+  static I izero() {
+    I r;
+    for (int32_t& v : r.v) v = 0;
+    return r;
+  }
+  static I dot_i16(I acc, W a, W b) {
+    for (int l = 0; l < kF; ++l)
+      acc.v[l] += (int32_t)a.v[2 * l] * b.v[2 * l] + (int32_t)a.v[2 * l + 1] * b.v[2 * l + 1];
+    return acc;
+  }
+  static F to_f32(I v) {
+    F r;
+    for (int l = 0; l < kF; ++l) r.v[l] = (float)v.v[l];
+    return r;
+  }
+
+  // ---- 32 int8 weight codes (B) and their widening to int16: see simd_avx2.h.
+  struct B {
+    int8_t v[32];
+  };
+  static constexpr int kW32 = 2;
+  template <class Op>
+  static B b_map(B a, Op op) {
+    for (int8_t& x : a.v) x = (int8_t)op((uint8_t)x);
+    return a;
+  }
+  static B b_load(const uint8_t* p) {
+    B r;
+    std::memcpy(r.v, p, 32);
+    return r;
+  }
+  static B b_set1(int v) {
+    B r;
+    for (int8_t& x : r.v) x = (int8_t)v;
+    return r;
+  }
+  static B b_and(B a, B b) {
+    for (int j = 0; j < 32; ++j) a.v[j] &= b.v[j];
+    return a;
+  }
+  static B b_or(B a, B b) {
+    for (int j = 0; j < 32; ++j) a.v[j] |= b.v[j];
+    return a;
+  }
+  static B b_sub(B a, B b) {
+    for (int j = 0; j < 32; ++j) a.v[j] = (int8_t)(a.v[j] - b.v[j]);
+    return a;
+  }
+  static B b_shr(B a, int n) {
+    return b_map(a, [n](uint8_t x) { return x >> n; });
+  }
+  static B b_shl(B a, int n) {
+    return b_map(a, [n](uint8_t x) { return (x << n) & 0xFF; });
+  }
+  static B b_nibbles(const uint8_t* p) {
+    B r;
+    for (int j = 0; j < 16; ++j) {
+      r.v[j] = (int8_t)(p[j] & 15);
+      r.v[j + 16] = (int8_t)(p[j] >> 4);
+    }
+    return r;
+  }
+  static B b_lookup(const int8_t* table, B idx) {
+    for (int8_t& x : idx.v) x = table[x & 15];
+    return idx;
+  }
+  static B b_bits(uint32_t bits, int set) {
+    B r;
+    for (int j = 0; j < 32; ++j) r.v[j] = (int8_t)((bits >> j) & 1 ? set : 0);
+    return r;
+  }
+  static B b_test(B a, int bit, int set) {
+    return b_map(a, [bit, set](uint8_t x) { return (x >> bit) & 1 ? set : 0; });
+  }
+  static void b_widen(B b, W (&w)[kW32]) {
+    for (int j = 0; j < 32; ++j) w[j / kI16].v[j % kI16] = b.v[j];
+  }
+  struct S {
+    int16_t v[16];
+  };
+  static S s_groups(const int8_t* g16) {
+    S s;
+    for (int g = 0; g < 16; ++g) s.v[g] = g16[g];
+    return s;
+  }
+  static S s_chunks(uint64_t c8) {
+    S s;
+    for (int c = 0; c < 8; ++c) s.v[c] = (int8_t)(c8 >> (8 * c));
+    return s;
+  }
+  static void w_scale_groups(W (&w)[kW32], const S& s, int c) {
+    for (int j = 0; j < kI16; ++j) {
+      w[0].v[j] = (int16_t)(w[0].v[j] * s.v[2 * c]);
+      w[1].v[j] = (int16_t)(w[1].v[j] * s.v[2 * c + 1]);
+    }
+  }
+  static void w_scale_chunk(W (&w)[kW32], const S& s, int c) {
+    for (int i = 0; i < kW32; ++i)
+      for (int j = 0; j < kI16; ++j) w[i].v[j] = (int16_t)(w[i].v[j] * s.v[c]);
+  }
+  static F f_from_i8(const int8_t* p) {
+    F r;
+    for (int l = 0; l < kF; ++l) r.v[l] = (float)p[l];
+    return r;
+  }
+  static void w_to_f32(W w, F* out) {
+    for (int j = 0; j < kI16; ++j) out[j / kF].v[j % kF] = (float)w.v[j];
+  }
+
+  static void prefetch(const void*) {}
+
+  static F exp(F x) {
+    F r;
+    for (int l = 0; l < kF; ++l) r.v[l] = std::exp(x.v[l]);
+    return r;
+  }
+};

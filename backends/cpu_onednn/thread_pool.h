@@ -1,0 +1,84 @@
+// The one persistent thread pool of a cpu_onednn backend: every parallel kernel (GEMV, the
+// sliced oneDNN GEMM, attention, element-wise ops) runs its tasks here.
+//
+// Made for few, shared cores: tasks are claimed one at a time from a shared counter, and the
+// calling thread claims them too, so a worker that the OS has not scheduled yet (the other core
+// is busy) just finds no task left; a call waits only for tasks already claimed. Idle workers
+// spin briefly, then sleep on a futex (std::atomic::wait), so a sleeping pool costs nothing.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace sy::cpu_onednn {
+
+// Physical cores this process may run on (SMT siblings counted once); at least 1.
+int physical_core_count();
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);  // threads >= 1, the caller included
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return threads_; }
+
+  // Runs f(task, thread) for every task in [0, n_tasks); thread is in [0, size()) and no two
+  // tasks run on the same thread at once (per-thread scratch may be indexed by it). Returns when
+  // all tasks are done. From inside a task (nested), or with one thread, runs inline.
+  template <class F>
+  void run(int64_t n_tasks, F&& f) {
+    if (n_tasks <= 0) return;
+    if (n_tasks == 1 || threads_ == 1 || t_inside_) {
+      for (int64_t i = 0; i < n_tasks; ++i) f(i, t_inside_ ? t_thread_ : 0);
+      return;
+    }
+    run_erased(n_tasks, &trampoline<F>, &f);
+  }
+
+  // Splits [0, n) into ranges of at least `grain` items (about four per thread, so a stalled
+  // thread leaves the others work to take) and runs f(begin, end, thread) on each.
+  template <class F>
+  void parallel_for(int64_t n, int64_t grain, F&& f) {
+    if (n <= 0) return;
+    const int64_t per =
+        std::max<int64_t>(std::max<int64_t>(1, grain), (n + 4 * threads_ - 1) / (4 * threads_));
+    const int64_t tasks = (n + per - 1) / per;
+    run(tasks, [&](int64_t t, int thread) { f(t * per, std::min(n, (t + 1) * per), thread); });
+  }
+
+ private:
+  using TaskFn = void (*)(void* ctx, int64_t task, int thread);
+  template <class F>
+  static void trampoline(void* ctx, int64_t task, int thread) {
+    (*static_cast<F*>(ctx))(task, thread);
+  }
+
+  void run_erased(int64_t n_tasks, TaskFn fn, void* ctx);
+  // Claims and runs tasks of job `epoch` until none is left.
+  void drain(uint32_t epoch, int thread);
+  void worker(int thread);
+
+  static thread_local bool t_inside_;  // this thread is running a pool task
+  static thread_local int t_thread_;
+
+  const int threads_;
+  // (epoch << 32) | next task: a claim is a compare-exchange that fails once the job changed,
+  // so a late worker can never take a task of a later job with an earlier job's function.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<TaskFn> fn_{nullptr};
+  std::atomic<void*> ctx_{nullptr};
+  std::atomic<int64_t> n_tasks_{0};
+  std::atomic<int64_t> done_{0};
+  std::atomic<uint32_t> epoch_{0};  // what sleeping workers wait on
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
+  uint32_t last_epoch_ = 0;  // the caller's side only
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace sy::cpu_onednn

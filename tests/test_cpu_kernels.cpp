@@ -1,0 +1,468 @@
+// cpu_onednn's dispatched kernels against cpu_ref, on whichever CPU path this process runs:
+// ctest registers this binary once per path with SWITCHYARD_CPU_KERNELS set (kernels.cmake),
+// and once with the variable unset (the path cpuid picks). A path this CPU lacks is skipped.
+//
+// Tolerances: |onednn - ref| <= rtol * mag (+ the activation quantization bound for the
+// quantised types). mag is the sum of |x_k w_k| for a dot product and the largest |v| of the
+// cache for attention; rtol = 1e-5 (F32 accumulation against cpu_ref's double). Quantised
+// weights (Q8_0 and every ggml block type) read activations quantized to int16 blocks
+// (kernels/kernels.h: d = max|x| / 32767 per 256 values, the last block of a row shorter, so
+// each value is off by at most d / 2): the bound adds sum over blocks of d / 2 * sum |w|.
+// Dequantisation (get_rows, the GEMM's panels) must equal cpu_ref's codecs bit for bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend_fixture.h"
+#include "switchyard/common/dtype.h"
+#include "test_rng.h"
+
+namespace {
+
+using sy::test::Handle;
+using sy::test::LoadedPlugin;
+
+constexpr double kRtol = 1e-5;
+// Every weight dtype of the table: F32, F16, BF16 and ggml's block types.
+std::vector<uint32_t> weight_dtypes() {
+  std::vector<uint32_t> v;
+  for (const sy::dtype::Traits& t : sy::dtype::kTable)
+    if (t.to_f32) v.push_back(t.id);
+  return v;
+}
+const std::vector<uint32_t> kDtypes = weight_dtypes();
+
+bool is_float(uint32_t dt) {
+  return sy::dtype::block_elems(dt) == 1;
+}
+
+// Row lengths: odd ones for the float types, an odd number of blocks for the block types.
+std::vector<int64_t> row_lengths(uint32_t dt) {
+  if (is_float(dt)) return {1, 7, 37, 257, 801};
+  const int64_t b = sy::dtype::block_elems(dt);
+  return b == 32 ? std::vector<int64_t>{32, 96, 800} : std::vector<int64_t>{256, 768, 1280};
+}
+const char* const kPaths[] = {"scalar", "avx2", "avx512", "avx512_vnni", "avx_vnni"};
+
+// The activation quantization's bound on |dot(x, w) - dot(quantized x, w)|: blocks of 256.
+double quant_bound(const float* x, const float* w, int64_t k) {
+  double bound = 0;
+  for (int64_t b0 = 0; b0 < k; b0 += 256) {
+    double amax = 0, wsum = 0;
+    for (int64_t c = b0; c < std::min<int64_t>(k, b0 + 256); ++c) {
+      amax = std::max(amax, std::fabs((double)x[c]));
+      wsum += std::fabs((double)w[c]);
+    }
+    bound += amax / 32767.0 / 2.0 * wsum;
+  }
+  return bound * 1.0001;
+}
+
+struct Rng : sy::test::XorShiftRng {
+  explicit Rng(uint64_t seed) : XorShiftRng(seed, 7) {}
+};
+
+// ---- what this CPU has, read independently of the plugin (from /proc/cpuinfo) ----
+
+std::set<std::string> cpu_flags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("flags", 0) == 0) {
+      std::istringstream ss(line.substr(line.find(':') + 1));
+      return {std::istream_iterator<std::string>(ss), std::istream_iterator<std::string>()};
+    }
+  return {};
+}
+
+// The first feature path `p` needs that this CPU lacks, in the plugin's names; "" if none.
+std::string missing_feature(const std::string& p) {
+  const auto f = cpu_flags();
+  if (p == "scalar") return "";
+  for (const char* need : {"avx2", "fma", "f16c"})
+    if (!f.count(need)) return need;
+  if (p == "avx2") return "";
+  if (p == "avx_vnni") return f.count("avx_vnni") ? "" : "avx_vnni";
+  for (const char* need : {"avx512f", "avx512bw", "avx512vl"})
+    if (!f.count(need)) return need;
+  if (p == "avx512") return "";
+  return f.count("avx512_vnni") ? "" : "avx512_vnni";
+}
+
+std::string forced_path() {
+  const char* v = std::getenv("SWITCHYARD_CPU_KERNELS");
+  return v ? v : "";
+}
+
+// The path the plugin should run: the forced one, else the best this CPU has.
+std::string expected_path() {
+  if (!forced_path().empty()) return forced_path();
+  for (const char* p : {"avx512_vnni", "avx512", "avx_vnni", "avx2"})
+    if (missing_feature(p).empty()) return p;
+  return "scalar";
+}
+
+class CpuKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string p = forced_path();
+    if (!p.empty() && !missing_feature(p).empty())
+      GTEST_SKIP() << "this CPU lacks " << missing_feature(p) << " for path " << p;
+    onednn_ = &LoadedPlugin::backend("cpu_onednn").iface();
+    ref_ = &LoadedPlugin::backend("cpu_ref").iface();
+  }
+  const sy_backend_iface* onednn_ = nullptr;
+  const sy_backend_iface* ref_ = nullptr;
+};
+
+// ---- the path ----
+
+TEST_F(CpuKernels, PluginRunsTheExpectedPathAndNamesIt) {
+  const std::string desc = LoadedPlugin::backend("cpu_onednn").info().description;
+  const std::string want =
+      "; " + expected_path() + " kernels (" +
+      (forced_path().empty() ? "from cpuid" : "forced by SWITCHYARD_CPU_KERNELS") + ")";
+  EXPECT_NE(desc.find(want), std::string::npos) << desc;
+}
+
+// The entry refuses an unknown path and a path this CPU lacks, with the reason; every entry
+// re-reads the variable, so the test restores it and re-enters at the end.
+TEST_F(CpuKernels, EntryRefusesUnknownPathsAndPathsTheCpuLacks) {
+  const LoadedPlugin& p = LoadedPlugin::backend("cpu_onednn");
+  const std::string saved = forced_path();
+  auto enter = [&](const char* value, std::string* error) {
+    if (value)
+      setenv("SWITCHYARD_CPU_KERNELS", value, 1);
+    else
+      unsetenv("SWITCHYARD_CPU_KERNELS");
+    char buf[256] = {};
+    sy_plugin_info info = {};
+    info.struct_size = sizeof info;
+    info.error_buf = buf;
+    info.error_buf_size = sizeof buf;
+    const sy_status st = p.entry()(SY_ABI_VERSION, sy::test::test_host_api(), &info);
+    *error = buf;
+    return st;
+  };
+  std::string error;
+  EXPECT_EQ(enter("avx1024", &error), SY_ERR_UNAVAILABLE);
+  EXPECT_EQ(error,
+            "cpu_onednn: SWITCHYARD_CPU_KERNELS=avx1024: unknown path (known: scalar, avx2, "
+            "avx512, avx512_vnni, avx_vnni)");
+  for (const char* path : kPaths) {
+    SCOPED_TRACE(path);
+    const std::string missing = missing_feature(path);
+    if (missing.empty()) {
+      EXPECT_EQ(enter(path, &error), SY_OK) << error;
+    } else {
+      EXPECT_EQ(enter(path, &error), SY_ERR_UNAVAILABLE);
+      EXPECT_EQ(error, std::string("cpu_onednn: SWITCHYARD_CPU_KERNELS=") + path +
+                           ": this CPU lacks " + missing);
+    }
+  }
+  EXPECT_EQ(enter(saved.empty() ? nullptr : saved.c_str(), &error), SY_OK) << error;
+}
+
+// ---- GEMV ----
+
+struct MatmulResult {
+  std::vector<float> got, ref;
+  std::vector<double> bound;
+};
+
+// y = W x on cpu_onednn (with `params`) and cpu_ref; the bound per element.
+MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface& ref,
+                         const std::vector<sy_param>& params, uint32_t dtype, int64_t m, int64_t k,
+                         int64_t n, uint64_t seed) {
+  Rng rng(seed);
+  const std::vector<float> x = rng.vec(m * k, -2.0f, 2.0f), wf = rng.vec(k * n);
+  const int64_t rb = sy::dtype::row_bytes(dtype, k);
+  std::vector<uint8_t> wq(rb * n);
+  for (int64_t j = 0; j < n; ++j) sy::dtype::row_from_f32(dtype, &wf[j * k], &wq[j * rb], k);
+  std::vector<float> w(k * n);  // what both backends multiply by
+  for (int64_t j = 0; j < n; ++j) sy::dtype::row_to_f32(dtype, &wq[j * rb], &w[j * k], k);
+  MatmulResult r;
+  for (int b = 0; b < 2; ++b) {
+    Handle h(b ? ref : onednn, b ? std::vector<sy_param>{} : params);
+    EXPECT_EQ(h.status(), SY_OK);
+    sy_tensor tx = h.make(x, {k, m}), tw = h.make(wq, {k, n}, dtype), ty = h.zeros({n, m});
+    EXPECT_EQ(h.api().matmul(h.get(), &tx, &tw, &ty), SY_OK) << h.error();
+    (b ? r.ref : r.got) = h.read(ty);
+  }
+  r.bound.resize(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double mag = 0, quant = 0;
+      for (int64_t c = 0; c < k; ++c) mag += std::fabs((double)x[i * k + c] * w[j * k + c]);
+      if (!is_float(dtype)) quant = quant_bound(&x[i * k], &w[j * k], k);
+      r.bound[i * n + j] = kRtol * mag + quant;
+    }
+  return r;
+}
+
+::testing::AssertionResult within(const MatmulResult& r) {
+  for (size_t i = 0; i < r.got.size(); ++i)
+    if (!(std::fabs((double)r.got[i] - r.ref[i]) <= r.bound[i]))
+      return ::testing::AssertionFailure() << "element " << i << ": got " << r.got[i] << ", ref "
+                                           << r.ref[i] << ", bound " << r.bound[i];
+  return ::testing::AssertionSuccess();
+}
+
+// Every dtype, M = 1..9 (the kernel's 8-row groups and one more), odd N, and K odd where the
+// dtype allows it (block types: an odd number of whole blocks). With the GEMV forced for every
+// M, with the GEMM (dequantised panels) forced, and with the default crossover.
+TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
+  uint64_t seed = 1;
+  for (const char* gemv_max_m : {(const char*)"64", (const char*)"0", (const char*)nullptr})
+    for (uint32_t dtype : kDtypes) {
+      std::vector<sy_param> params;
+      if (gemv_max_m) params.push_back({"gemv_max_m", gemv_max_m});
+      const std::string mode = !gemv_max_m                      ? " default crossover"
+                               : std::string(gemv_max_m) == "0" ? " gemm forced"
+                                                                : " gemv forced";
+      for (int64_t k : row_lengths(dtype))
+        for (int64_t n : {1, 3, 77})
+          for (int64_t m = 1; m <= 9; ++m) {
+            SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " M=" + std::to_string(m) +
+                         " K=" + std::to_string(k) + " N=" + std::to_string(n) + mode);
+            EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, dtype, m, k, n, seed++)));
+          }
+    }
+}
+
+// Larger M with the default crossover: the prefill side of each dtype (GEMV or GEMM, whichever
+// the measured default picks), the activations quantized once for all rows.
+TEST_F(CpuKernels, PrefillSizedMatmulsEveryDtype) {
+  uint64_t seed = 900;
+  for (uint32_t dtype : kDtypes)
+    for (int64_t m : {16, 37}) {
+      const int64_t k = is_float(dtype) ? 257 : 2 * sy::dtype::block_elems(dtype) * 3;
+      SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " M=" + std::to_string(m));
+      EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, {}, dtype, m, k, 45, seed++)));
+    }
+}
+
+// get_rows decodes with the path's dequantisation, the one the GEMM's panels use: equal to
+// cpu_ref's (the dtype table's codecs) bit for bit, for every dtype.
+TEST_F(CpuKernels, DequantisationEqualsTheCodecsBitForBit) {
+  for (uint32_t dtype : kDtypes) {
+    const int64_t k = is_float(dtype) ? 301 : 3 * sy::dtype::block_elems(dtype), rows = 40;
+    SCOPED_TRACE(sy::dtype::name(dtype));
+    Rng rng(dtype + 77);
+    const std::vector<float> f = rng.vec(k * rows, -3.0f, 3.0f);
+    const int64_t rb = sy::dtype::row_bytes(dtype, k);
+    std::vector<uint8_t> table(rb * rows);
+    for (int64_t j = 0; j < rows; ++j) sy::dtype::row_from_f32(dtype, &f[j * k], &table[j * rb], k);
+    const std::vector<int32_t> ids = {5, 0, 39, 5, 17, 22};
+    std::vector<float> got[2];
+    for (int b = 0; b < 2; ++b) {
+      Handle h(b ? *ref_ : *onednn_);
+      sy_tensor tt = h.make(table, {k, rows}, dtype), td = h.zeros({k, (int64_t)ids.size()});
+      ASSERT_EQ(h.api().get_rows(h.get(), &tt, ids.data(), (uint32_t)ids.size(), &td), SY_OK)
+          << h.error();
+      got[b] = h.read(td);
+    }
+    ASSERT_EQ(std::memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)), 0);
+  }
+}
+
+// The grouped expert matmul runs the same kernels per expert: decode (one token, its k experts
+// on the GEMV), a small batch, and a prefill-sized batch (experts' rows on the GEMM).
+TEST_F(CpuKernels, MoeMatmulEveryBlockFamily) {
+  const int64_t n_expert = 5, n_used = 2, N = 19;
+  uint64_t seed = 300;
+  for (uint32_t dtype : {SY_DTYPE_Q4_0, SY_DTYPE_Q5_1, SY_DTYPE_Q8_0, SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,
+                         SY_DTYPE_Q4_K, SY_DTYPE_Q5_K, SY_DTYPE_Q6_K, SY_DTYPE_IQ4_XS})
+    for (int64_t T : {1, 7, 60}) {
+      SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " tokens=" + std::to_string(T));
+      const int64_t K = 2 * sy::dtype::block_elems(dtype) * (dtype == SY_DTYPE_Q4_0 ? 5 : 1);
+      Rng rng(seed++);
+      const std::vector<float> x = rng.vec(K * T, -2.0f, 2.0f), wf = rng.vec(K * N * n_expert);
+      const int64_t rb = sy::dtype::row_bytes(dtype, K);
+      std::vector<uint8_t> wq(rb * N * n_expert);
+      for (int64_t j = 0; j < N * n_expert; ++j)
+        sy::dtype::row_from_f32(dtype, &wf[j * K], &wq[j * rb], K);
+      std::vector<float> w(K * N * n_expert);
+      for (int64_t j = 0; j < N * n_expert; ++j)
+        sy::dtype::row_to_f32(dtype, &wq[j * rb], &w[j * K], K);
+      std::vector<int32_t> ids(n_used * T);
+      for (int64_t t = 0; t < T; ++t) {
+        ids[t * n_used] = (int32_t)(rng.next() % n_expert);
+        ids[t * n_used + 1] =
+            (int32_t)((ids[t * n_used] + 1 + rng.next() % (n_expert - 1)) % n_expert);
+      }
+      std::vector<float> out[2];
+      for (int b = 0; b < 2; ++b) {
+        Handle h(b ? *ref_ : *onednn_);
+        sy_tensor tx = h.make(x, {K, 1, T}), tw = h.make(wq, {K, N, n_expert}, dtype),
+                  ti = h.make(ids, {n_used, T}, SY_DTYPE_I32), ty = h.zeros({N, n_used, T});
+        const sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty};
+        ASSERT_EQ(h.api().moe_matmul(h.get(), &a), SY_OK) << h.error();
+        out[b] = h.read(ty);
+      }
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = 0; j < n_used; ++j)
+          for (int64_t c = 0; c < N; ++c) {
+            const float* wr = &w[((int64_t)ids[t * n_used + j] * N + c) * K];
+            double mag = 0;
+            for (int64_t i = 0; i < K; ++i) mag += std::fabs((double)x[t * K + i] * wr[i]);
+            const size_t e = (t * n_used + j) * N + c;
+            EXPECT_LE(std::fabs((double)out[0][e] - out[1][e]),
+                      kRtol * mag + quant_bound(&x[t * K], wr, K))
+                << "token " << t << " slot " << j << " column " << c;
+          }
+    }
+}
+
+// Rows split across the pool's threads: N large enough for many tasks, with 1, 2 and 3
+// threads (more threads than this machine's cores still gives the same result).
+TEST_F(CpuKernels, GemvSplitsRowsAcrossThreads) {
+  for (const char* threads : {"1", "2", "3"})
+    for (uint32_t dtype : kDtypes) {
+      SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " threads=" + threads);
+      const std::vector<sy_param> params = {{"threads", threads}};
+      EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, dtype, 3, 768, 1031, dtype + 5)));
+    }
+}
+
+// ---- flash attention ----
+
+struct AttnCase {
+  int64_t d, heads, kv_heads, block_size;
+};
+
+// Four sequences in one batch: a long prompt prefilled from position 0 in one call, a prefill
+// chunk continuing 300 cached positions, a decode at position 1000 and one at position 0;
+// block tables shuffled. Both backends store the same K/V (kv_store) into an F32 or F16 cache.
+void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref, const AttnCase& c,
+                    uint32_t kv_dtype, uint64_t seed) {
+  const std::vector<int32_t> first = {0, 300, 1000, 0}, count = {700, 77, 1, 1};
+  const int64_t width = c.d * c.kv_heads;
+  int64_t max_len = 0;
+  for (size_t s = 0; s < first.size(); ++s)
+    max_len = std::max<int64_t>(max_len, first[s] + count[s]);
+  const int64_t max_blocks = (max_len + c.block_size - 1) / c.block_size;
+  const int64_t n_blocks = max_blocks * (int64_t)first.size(), n_slots = n_blocks * c.block_size;
+  Rng rng(seed);
+  std::vector<int32_t> perm(n_blocks);
+  for (int64_t i = 0; i < n_blocks; ++i) perm[i] = (int32_t)i;
+  for (int64_t i = n_blocks - 1; i > 0; --i) std::swap(perm[i], perm[rng.next() % (i + 1)]);
+  std::vector<int32_t> tables(first.size() * max_blocks);
+  for (size_t i = 0; i < tables.size(); ++i) tables[i] = perm[i];
+  auto slot_of = [&](size_t s, int32_t p) {
+    return tables[s * max_blocks + p / c.block_size] * (int32_t)c.block_size +
+           p % (int32_t)c.block_size;
+  };
+  std::vector<int32_t> history, batch, pos;  // slots of cached positions; the batch's tokens
+  std::vector<uint32_t> start = {0};
+  for (size_t s = 0; s < first.size(); ++s) {
+    for (int32_t p = 0; p < first[s]; ++p) history.push_back(slot_of(s, p));
+    for (int32_t p = first[s]; p < first[s] + count[s]; ++p) {
+      batch.push_back(slot_of(s, p));
+      pos.push_back(p);
+    }
+    start.push_back((uint32_t)pos.size());
+  }
+  const int64_t T = (int64_t)pos.size();
+  const auto kh = rng.vec(width * history.size()), vh = rng.vec(width * history.size());
+  const auto kb = rng.vec(width * T), vb = rng.vec(width * T);
+  const auto q = rng.vec(c.d * c.heads * T, -2.0f, 2.0f);
+
+  std::vector<float> out[2];
+  std::vector<uint8_t> kcache[2];
+  const uint64_t cache_bytes = n_slots * width * (kv_dtype == SY_DTYPE_F16 ? 2 : 4);
+  for (int b = 0; b < 2; ++b) {
+    Handle h(b ? ref : onednn);
+    ASSERT_EQ(h.status(), SY_OK);
+    const sy_tensor kc = Handle::tensor(kv_dtype, h.alloc(cache_bytes), 0, {width, n_slots});
+    const sy_tensor vc = Handle::tensor(kv_dtype, h.alloc(cache_bytes), 0, {width, n_slots});
+    auto store = [&](const std::vector<float>& k, const std::vector<float>& v,
+                     const std::vector<int32_t>& slots) {
+      sy_tensor tk = h.make(k, {width, (int64_t)slots.size()}),
+                tv = h.make(v, {width, (int64_t)slots.size()});
+      const sy_kv_store_args a{sizeof a, &tk, &tv, &kc, &vc, slots.data()};
+      ASSERT_EQ(h.api().kv_store(h.get(), &a), SY_OK) << h.error();
+    };
+    store(kh, vh, history);
+    store(kb, vb, batch);
+    sy_tensor tq = h.make(q, {c.d, c.heads, T}), to = h.zeros({c.d, c.heads, T});
+    sy_attention_args a{};
+    a.struct_size = sizeof a;
+    a.q = &tq, a.k_cache = &kc, a.v_cache = &vc, a.out = &to;
+    a.n_kv_head = (uint32_t)c.kv_heads;
+    a.n_seqs = (uint32_t)first.size();
+    a.seq_token_start = start.data();
+    a.token_pos = pos.data();
+    a.block_tables = tables.data();
+    a.max_blocks_per_seq = (uint32_t)max_blocks;
+    a.block_size = (uint32_t)c.block_size;
+    a.scale = 1.0f / std::sqrt((float)c.d);
+    ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
+    out[b] = h.read(to);
+    kcache[b].resize(cache_bytes);
+    ASSERT_EQ(h.api().buffer_read(h.get(), kc.buffer, 0, kcache[b].data(), cache_bytes), SY_OK);
+  }
+  // Slots no sequence uses hold whatever buffer_alloc left; compare the written ones.
+  const int64_t eb = kv_dtype == SY_DTYPE_F16 ? 2 : 4;
+  for (const auto* slots : {&history, &batch})
+    for (int32_t s : *slots)
+      ASSERT_EQ(std::memcmp(&kcache[0][s * width * eb], &kcache[1][s * width * eb], width * eb), 0)
+          << "kv_store slot " << s;
+  double worst = 0;  // max |v| is 1: rtol * 1 per element
+  for (size_t i = 0; i < out[0].size(); ++i)
+    worst = std::max(worst, std::fabs((double)out[0][i] - out[1][i]));
+  EXPECT_LE(worst, kRtol) << "worst |onednn - ref| over " << out[0].size() << " outputs";
+}
+
+TEST_F(CpuKernels, FlashAttentionLongPromptsChunkedPrefillGqaF32AndF16Cache) {
+  uint64_t seed = 50;
+  for (uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
+    for (const AttnCase& c :
+         {AttnCase{64, 12, 4, 16}, AttnCase{40, 8, 2, 5}, AttnCase{17, 3, 3, 16}}) {
+      SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, head_dim " + std::to_string(c.d) +
+                   ", heads " + std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) +
+                   ", block " + std::to_string(c.block_size));
+      attention_case(*onednn_, *ref_, c, kv, seed++);
+    }
+}
+
+// Both CPU backends report F16 caches (device_info, ABI 1.3) and refuse caches of two dtypes;
+// a backend that reports none refuses an F16 cache in the op, naming the dtype.
+TEST_F(CpuKernels, F16CachesAreReportedAndChecked) {
+  const int64_t width = 8, slots = 4;
+  const std::vector<int32_t> slot = {2};
+  auto store = [&](Handle& h, uint32_t kdt, uint32_t vdt) {
+    sy_tensor k = h.make(std::vector<float>(width, 1.0f), {width, 1});
+    sy_tensor v = h.make(std::vector<float>(width, 1.0f), {width, 1});
+    const sy_tensor kc = Handle::tensor(kdt, h.alloc(width * slots * 4), 0, {width, slots});
+    const sy_tensor vc = Handle::tensor(vdt, h.alloc(width * slots * 4), 0, {width, slots});
+    const sy_kv_store_args a{sizeof a, &k, &v, &kc, &vc, slot.data()};
+    return h.api().kv_store(h.get(), &a);
+  };
+  for (const sy_backend_iface* api : {onednn_, ref_}) {
+    Handle h(*api);
+    EXPECT_EQ(h.info().kv_dtypes, (1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16));
+    EXPECT_EQ(store(h, SY_DTYPE_F16, SY_DTYPE_F16), SY_OK) << h.error();
+    EXPECT_EQ(store(h, SY_DTYPE_F16, SY_DTYPE_F32), SY_ERR_INVALID_ARG);
+    EXPECT_EQ(h.error(), "kv_store: v_cache has dtype F32 but k_cache has F16");
+    EXPECT_EQ(store(h, SY_DTYPE_BF16, SY_DTYPE_BF16), SY_ERR_INVALID_ARG);
+    EXPECT_EQ(h.error(), "kv_store: k_cache has dtype 30 (BF16), expected F32 (0) or F16 (1)");
+  }
+  LoadedPlugin f32_only(std::string(SWITCHYARD_TEST_PLUGIN_DIR) +
+                        "/switchyard_backend_ref_no_hybrid.so");
+  Handle h(f32_only.iface());
+  EXPECT_EQ(h.info().kv_dtypes, 1ull << SY_DTYPE_F32);
+  EXPECT_EQ(store(h, SY_DTYPE_F16, SY_DTYPE_F16), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(h.error(), "kv_store: k_cache has dtype 1 (F16), expected F32 (0)");
+}
+
+}  // namespace
