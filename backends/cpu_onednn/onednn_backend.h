@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "switchyard/sdk/backend.h"
 #include "cpu_path.h"
 #include "gemm_cache.h"
 #include "kernels/kernels.h"
 #include "onednn_factory.h"
+#include "switchyard/sdk/backend.h"
 #include "thread_pool.h"
 
 namespace sy::cpu_onednn {

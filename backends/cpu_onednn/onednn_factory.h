@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "switchyard/sdk/backend.h"
 #include "cpu_path.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::cpu_onednn {
 

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "switchyard/sdk/backend.h"
 #include "cpu_path.h"
 #include "onednn_factory.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/sdk/backend.h"
 #include "thread_pool.h"
 
 namespace {

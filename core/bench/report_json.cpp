@@ -259,8 +259,8 @@ Json variant(const VariantResult& v) {
   // Only an in-process run sees the engine.
   j["engine"] = v.remote ? Json(nullptr) : engine(v.engine, v.log);
   j["knee"] = v.knee.found ? Json{{"rate", val(v.knee.rate)},
-                                   {"request_throughput", val(v.knee.throughput)},
-                                   {"ttft_ms", val(v.knee.ttft_ms)}}
+                                  {"request_throughput", val(v.knee.throughput)},
+                                  {"ttft_ms", val(v.knee.ttft_ms)}}
                            : Json(nullptr);
   Json sweep = Json::array();
   for (const auto& p : v.sweep)

@@ -45,8 +45,8 @@ class Dynamic {
     count("sched_dynamic_budget_tokens", d.budget);
     count("sched_dynamic_target_batch", d.target_batch);
     count("sched_dynamic_wait_ns",
-          static_cast<double>(std::max<int64_t>(
-              0, p.n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
+          static_cast<double>(
+              std::max<int64_t>(0, p.n_entries ? 0 : std::min<int64_t>(d.wait_ns, 1'000'000'000))));
     count("sched_dynamic_preemptions", d.n_preempted);
     count("sched_dynamic_deferred", d.n_deferred);
     char line[256];

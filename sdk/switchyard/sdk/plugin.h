@@ -195,9 +195,10 @@ constexpr sy_plugin_note make_note(const Info& about, sy_plugin_kind kind) {
 }
 
 // Places the note in the file (the SY_PLUGIN_NOTE section), at file scope.
-#define SY_SDK_PLUGIN_NOTE(kind, about)                                                   \
-  __attribute__((section(".note.switchyard"), used, aligned(4))) static constexpr         \
-      sy_plugin_note sy_plugin_note_ = ::sy::plugin::make_note(about, kind)
+#define SY_SDK_PLUGIN_NOTE(kind, about)                                         \
+  __attribute__((section(".note.switchyard"), used,                             \
+                 aligned(4))) static constexpr sy_plugin_note sy_plugin_note_ = \
+      ::sy::plugin::make_note(about, kind)
 #else
 // Headers before 1.3 (the frozen ABI fixtures) have no note: the file carries none.
 #define SY_SDK_PLUGIN_NOTE(kind, about) static_assert(true, "")

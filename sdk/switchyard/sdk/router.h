@@ -36,8 +36,8 @@ struct RouterPlugin {
 
 }  // namespace sy::plugin
 
-#define SY_DEFINE_ROUTER_PLUGIN(Policy)                                                         \
-  SY_SDK_PLUGIN_NOTE(SY_PLUGIN_ROUTER, Policy::kInfo);                                          \
+#define SY_DEFINE_ROUTER_PLUGIN(Policy)                                                           \
+  SY_SDK_PLUGIN_NOTE(SY_PLUGIN_ROUTER, Policy::kInfo);                                            \
   extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version,                       \
                                                  const sy_host_api* host, sy_plugin_info* info) { \
     return ::sy::plugin::RouterPlugin<Policy>::entry(host_abi_version, host, info);               \

@@ -48,8 +48,8 @@ struct SchedulerPlugin {
 
 }  // namespace sy::plugin
 
-#define SY_DEFINE_SCHEDULER_PLUGIN(Policy)                                                      \
-  SY_SDK_PLUGIN_NOTE(SY_PLUGIN_SCHEDULER, Policy::kInfo);                                       \
+#define SY_DEFINE_SCHEDULER_PLUGIN(Policy)                                                        \
+  SY_SDK_PLUGIN_NOTE(SY_PLUGIN_SCHEDULER, Policy::kInfo);                                         \
   extern "C" SY_EXPORT sy_status sy_plugin_entry(uint32_t host_abi_version,                       \
                                                  const sy_host_api* host, sy_plugin_info* info) { \
     return ::sy::plugin::SchedulerPlugin<Policy>::entry(host_abi_version, host, info);            \
