@@ -32,7 +32,7 @@ switchyard_layer_probe(layer_engine_sees_no_server refused switchyard_engine ser
 switchyard_layer_probe(layer_engine_sees_no_bench refused switchyard_engine bench/stats.h)
 switchyard_layer_probe(layer_server_sees_no_bench refused switchyard_server bench/stats.h)
 switchyard_layer_probe(layer_bench_sees_no_server refused switchyard_bench server/server.h)
-switchyard_layer_probe(layer_server_sees_no_cli refused switchyard_server cli/args.h)
+switchyard_layer_probe(layer_server_sees_no_cli refused switchyard_server cli/options.h)
 
 switchyard_layer_probe(layer_text_sees_gguf allowed switchyard_text gguf/gguf.h)
 switchyard_layer_probe(layer_model_sees_host allowed switchyard_model host/log.h)

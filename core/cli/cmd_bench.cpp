@@ -11,7 +11,6 @@
 #include "bench/default_compare.h"
 #include "bench/progress.h"
 #include "bench/report.h"
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "host/log.h"

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "bench/model_costs.h"
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "engine/variant.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
@@ -245,38 +245,40 @@ void crossover(const std::string& backend, const Params& base,
 }  // namespace
 
 int cmd_bench_backend(int argc, char** argv) {
-  Args a(argc, argv, 2,
-         {"backend", "dtypes", "preset", "prompt-len", "decode-tokens", "models-dir", "threads",
-          "repeat", "kv-dtype"},
-         {"help", "crossover"});
-  if (a.has("help")) {
-    std::printf(
-        "usage: switchyard bench-backend [--backend cpu_onednn] [--dtypes f32,f16,bf16,q8_0]\n"
-        "                                [--preset dense-100m] [--prompt-len 256] "
-        "[--decode-tokens 32]\n"
-        "                                [--threads N] [--repeat 3] [--kv-dtype f32|f16] "
-        "[--models-dir models] [--crossover]\n");
-    return 0;
-  }
-  const std::string backend = a.str("backend", "cpu_onednn"),
-                    preset = a.str("preset", "dense-100m");
-  const uint32_t prompt_len = static_cast<uint32_t>(a.integer("prompt-len", 256));
-  const uint32_t decode_tokens = static_cast<uint32_t>(a.integer("decode-tokens", 32));
-  const int repeat = static_cast<int>(a.integer("repeat", 3));
-  const std::string kv_name = a.str("kv-dtype", "f32");
+  Command app("bench-backend",
+              "Per weight dtype, prefill and decode tokens/s of one sequence on a backend (min / "
+              "median / max of --repeat runs), decode's fraction of the streaming-read bandwidth "
+              "and prefill's fraction of the backend's GEMM peak, both measured in this run.");
+  std::string backend = "cpu_onednn", preset = "dense-100m", dtype_list = "f32,f16,bf16,q8_0";
+  std::string kv_name = "f32", models_dir = "models";
+  uint32_t prompt_len = 256, decode_tokens = 32;
+  int repeat = 3, threads_opt = 0;
+  bool want_crossover = false;
+  app.add_option("--backend", backend, "backend plugin");
+  app.add_option("--dtypes", dtype_list, "weight dtypes, comma-separated (mkmodel --dtype names)");
+  app.add_option("--preset", preset, "model shape preset");
+  app.add_option("--prompt-len", prompt_len, "prompt tokens (prefill)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--decode-tokens", decode_tokens, "tokens decoded per run")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--models-dir", models_dir, "where the generated models are kept");
+  app.add_option("--threads", threads_opt, "[backend] threads (default: the plugin's)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--repeat", repeat, "runs per dtype")->check(CLI::Range(1, 1000));
+  app.add_option("--kv-dtype", kv_name, "KV cache dtype")->check(CLI::IsMember({"f32", "f16"}));
+  app.add_flag("--crossover", want_crossover, "time cpu_onednn's GEMV against its GEMM per M");
+  if (!parse(app, argc, argv)) return 0;
   const uint32_t kv_dtype = model::kv_dtype_from_name(kv_name);
-  if (prompt_len == 0 || decode_tokens == 0 || repeat < 1)
-    throw UsageError("--prompt-len, --decode-tokens and --repeat must be positive");
   std::vector<std::string> dtypes;
-  std::stringstream ss(a.str("dtypes", "f32,f16,bf16,q8_0"));
+  std::stringstream ss(dtype_list);
   for (std::string d; std::getline(ss, d, ',');) {
     model::detail::file_type(d);  // any name mkmodel --dtype knows; refused before any work
     dtypes.push_back(d);
   }
   Params params;
-  if (a.has("threads")) params.emplace_back("threads", a.str("threads"));
-  const unsigned threads = a.has("threads") ? static_cast<unsigned>(a.integer("threads", 1))
-                                            : std::max(1u, std::thread::hardware_concurrency());
+  if (threads_opt > 0) params.emplace_back("threads", std::to_string(threads_opt));
+  const unsigned threads = threads_opt > 0 ? static_cast<unsigned>(threads_opt)
+                                           : std::max(1u, std::thread::hardware_concurrency());
 
   const double bw = copy_bandwidth(), rbw = read_bandwidth(threads);
   std::printf(
@@ -288,9 +290,9 @@ int cmd_bench_backend(int argc, char** argv) {
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const std::string& dt = dtypes[i];
     Config cfg;
-    cfg.model.path = a.str("models-dir", "models") + "/" + preset + "-" + dt + ".gguf";
+    cfg.model.path = models_dir + "/" + preset + "-" + dt + ".gguf";
     cfg.model.generate = preset;
-    cfg.models_dir = a.str("models-dir", "models");
+    cfg.models_dir = models_dir;
     cfg.model.dtype = dt;
     cfg.backend.plugin = backend;
     cfg.backend.params = params;
@@ -335,7 +337,7 @@ int cmd_bench_backend(int argc, char** argv) {
                 v->model->info().n_params / 1e6, bytes / 1e6, pre_s, dec_s,
                 bytes * d.median / (device_bw ? device_bw : rbw), pf / 1e9, pf / peak);
   }
-  if (a.has("crossover")) crossover(backend, params, dtypes);
+  if (want_crossover) crossover(backend, params, dtypes);
   return 0;
 }
 

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "bench/load_driver.h"
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/options.h"

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "gguf/gguf.h"

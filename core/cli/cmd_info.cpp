@@ -3,7 +3,6 @@
 #include <map>
 #include <sstream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "gguf/gguf.h"

@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <optional>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "config/config.h"

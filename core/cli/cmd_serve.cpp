@@ -7,7 +7,6 @@
 #include <string>
 #include <thread>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "host/log.h"

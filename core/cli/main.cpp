@@ -4,7 +4,7 @@
 #include <exception>
 #include <string>
 
-#include "cli/args.h"
+#include "cli/options.h"
 #include "cli/commands.h"
 #include "modelgen/generate_hook.h"
 

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "cli/args.h"
 
 namespace sy::cli {
 

@@ -4,9 +4,16 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <stdexcept>
 #include <string>
 
 namespace sy::cli {
+
+// A bad command line: main prints "switchyard <command>: <message>" and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // A command's parser, named "switchyard <command>" in its help and errors; every option's
 // default shows in --help.
