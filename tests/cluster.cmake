@@ -15,6 +15,7 @@ add_executable(test_cluster ${CMAKE_CURRENT_SOURCE_DIR}/test_cluster.cpp)
 target_link_libraries(test_cluster PRIVATE GTest::gtest_main switchyard_bench switchyard_server)
 target_compile_definitions(test_cluster PRIVATE
   SWITCHYARD_PLUGIN_DIR="${SWITCHYARD_PLUGIN_DIR}"
+  SWITCHYARD_TEST_PLUGIN_DIR="${CMAKE_BINARY_DIR}/test_plugins"
   SWITCHYARD_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
 add_dependencies(test_cluster switchyard switchyard_scheduler_dynamic switchyard_backend_cpu_ref)

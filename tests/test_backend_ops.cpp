@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backend_fixture.h"
+#include "op_compare.h"
 #include "quant_oracle.h"
 #include "rope_ext_args.h"
 #include "switchyard/common/dtype.h"
@@ -29,6 +30,9 @@
 
 namespace {
 
+using sy::test::abs_of;
+using sy::test::close;
+using sy::test::encode;
 using sy::test::LoadedPlugin;
 
 constexpr double kF32Tol = 1e-5;
@@ -207,40 +211,6 @@ Result attention(const AttnCase& c, const std::vector<float>& q, const std::vect
 }
 
 }  // namespace naive
-
-// Every element within rtol * mag + atol; reports the count and the worst element.
-::testing::AssertionResult close(const std::vector<float>& got, const std::vector<double>& ref,
-                                 const std::vector<double>& mag, double rtol, double atol = 0) {
-  if (got.size() != ref.size()) return ::testing::AssertionFailure() << "size mismatch";
-  size_t bad = 0, worst = 0;
-  double worst_ratio = -1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - ref[i]), lim = rtol * mag[i] + atol;
-    const double ratio = std::isnan(err) ? INFINITY
-                         : lim > 0       ? err / lim
-                                         : (err > 0 ? INFINITY : 0);
-    if (ratio > 1) ++bad;
-    if (ratio > worst_ratio) worst = i, worst_ratio = ratio;
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " of " << got.size() << " elements off; worst ["
-                                       << worst << "] got " << got[worst] << " want " << ref[worst]
-                                       << " (mag " << mag[worst] << ", rtol " << rtol << ")";
-}
-
-std::vector<double> abs_of(const std::vector<double>& v) {
-  std::vector<double> a(v.size());
-  for (size_t i = 0; i < v.size(); ++i) a[i] = std::fabs(v[i]);
-  return a;
-}
-
-// Encodes n rows of k F32 values as `dtype`.
-std::vector<uint8_t> encode(uint32_t dtype, const std::vector<float>& v, int64_t k, int64_t n) {
-  const int64_t rb = sy::dtype::row_bytes(dtype, k);
-  std::vector<uint8_t> out(rb * n);
-  for (int64_t j = 0; j < n; ++j) sy::dtype::row_from_f32(dtype, &v[j * k], &out[j * rb], k);
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // One backend instance per test, parameterised over the plugins.

@@ -22,45 +22,23 @@
 #include "modelgen/generator.h"
 #include "naive_hybrid.h"
 #include "nmse.h"
+#include "tiny_model.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-sy::PluginHost& host() {
-  static sy::PluginHost h({SWITCHYARD_PLUGIN_DIR, SWITCHYARD_TEST_PLUGIN_DIR});
-  return h;
-}
+using sy::test::host;
 
-// A generated model per (preset, dtype), written once per process under a unique name and
-// renamed into place (ctest runs the tests of one binary as parallel processes).
+// A generated model per (preset, dtype), seed 7.
 const fs::path& model_file(const std::string& preset, const std::string& dtype) {
-  static std::map<std::string, fs::path> files;
-  const std::string key = preset + "-" + dtype;
-  if (auto it = files.find(key); it != files.end()) return it->second;
-  const fs::path dir = testing::TempDir();
-  const fs::path p = dir / ("sy-hybrid-" + key + ".gguf");
-  const fs::path tmp = dir / ("sy-hybrid-" + key + "-" + std::to_string(::getpid()) + ".gguf");
-  sy::model::write_random_model(sy::model::preset_shape(preset), dtype, 7, tmp);
-  fs::rename(tmp, p);
-  return files[key] = p;
+  return sy::test::generated_model_file(preset, dtype, 7, "hybrid");
 }
 
-struct Loaded {
-  std::unique_ptr<sy::gguf::File> file;
-  std::unique_ptr<sy::Backend> backend;
-  std::unique_ptr<sy::model::Model> model;
-  std::unique_ptr<sy::model::KvCache> cache;
-  Loaded(const fs::path& p, const std::string& backend_name, uint32_t slots = 4,
-         uint32_t blocks = 64) {
-    file = sy::gguf::File::open(p);
-    backend =
-        std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
-    model = sy::model::load_model(*file, *backend);
-    model->reserve_state_slots(slots);
-    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,
-                                                 model->info().kv_row_width, 16, blocks);
-  }
+// A model with `slots` recurrent-state slots, run one sequence at a time in prefill chunks.
+struct Loaded : sy::test::Loaded {
+  Loaded(const fs::path& p, const std::string& backend_name, uint32_t slots = 4)
+      : sy::test::Loaded(p, backend_name, 64, SY_DTYPE_F32, slots) {}
   uint32_t V() const { return model->info().n_vocab; }
   // All-position logits of one sequence in `slot`, prefilled in chunks of the given sizes (the
   // last one takes the rest), then the KV blocks are released.

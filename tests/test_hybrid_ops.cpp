@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "backend_fixture.h"
+#include "op_compare.h"
 #include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
 
+using sy::test::close;
 using sy::test::LoadedPlugin;
 
 constexpr double kF32Tol = 1e-5;
@@ -33,23 +35,6 @@ struct Rng : sy::test::XorShiftRng {
 
 double silu(double v) {
   return v / (1.0 + std::exp(-v));
-}
-
-::testing::AssertionResult close(const std::vector<float>& got, const std::vector<double>& ref,
-                                 const std::vector<double>& mag, double rtol) {
-  if (got.size() != ref.size()) return ::testing::AssertionFailure() << "size mismatch";
-  size_t bad = 0, worst = 0;
-  double worst_ratio = -1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - ref[i]), lim = rtol * mag[i] + 1e-30;
-    const double ratio = std::isnan(err) ? INFINITY : err / lim;
-    if (ratio > 1) ++bad;
-    if (ratio > worst_ratio) worst = i, worst_ratio = ratio;
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << bad << " of " << got.size() << " elements off; worst [" << worst << "] got "
-         << got[worst] << " want " << ref[worst] << " (mag " << mag[worst] << ")";
 }
 
 // ---------------------------------------------------------------------------------------------
