@@ -30,9 +30,8 @@ namespace {
 
 using sy::gpu::GpuBackend;
 using sy::plugin::Buffer;
-using sy::plugin::check_range;
 using sy::plugin::Error;
-using sy::plugin::live_buffer;
+using sy::plugin::transfer_buffer;
 
 GpuBackend* gpu_of(sy_backend_t h) {
   // Every handle this plugin creates is a GpuBackend.
@@ -89,9 +88,7 @@ void* buffer_host_ptr(sy_backend_t, sy_buffer_t) {
 sy_status buffer_write(sy_backend_t h, sy_buffer_t buffer, uint64_t offset, const void* src,
                        uint64_t size) {
   return guarded(h, "buffer_write", [&](GpuBackend& be) {
-    Buffer* b = live_buffer(be, "buffer_write", buffer);
-    if (!src && size > 0) throw Error(SY_ERR_INVALID_ARG, "buffer_write: src is NULL");
-    check_range("buffer_write", *b, offset, size);
+    Buffer* b = transfer_buffer(be, "buffer_write", buffer, src, "src", offset, size);
     be.write_buffer(*b, offset, src, size);
   });
 }
@@ -99,9 +96,7 @@ sy_status buffer_write(sy_backend_t h, sy_buffer_t buffer, uint64_t offset, cons
 sy_status buffer_read(sy_backend_t h, sy_buffer_t buffer, uint64_t offset, void* dst,
                       uint64_t size) {
   return guarded(h, "buffer_read", [&](GpuBackend& be) {
-    Buffer* b = live_buffer(be, "buffer_read", buffer);
-    if (!dst && size > 0) throw Error(SY_ERR_INVALID_ARG, "buffer_read: dst is NULL");
-    check_range("buffer_read", *b, offset, size);
+    Buffer* b = transfer_buffer(be, "buffer_read", buffer, dst, "dst", offset, size);
     be.read_buffer(*b, offset, dst, size);
   });
 }

@@ -181,7 +181,8 @@ int cmd_bench_hybrid(int argc, char** argv) {
   app.add_option("--hybrid", hybrid, "the hybrid model's preset");
   app.add_option("--dtype", dtype, "weight dtype (an mkmodel --dtype name)");
   app.add_option("--lengths", length_list, "prompt lengths, comma-separated");
-  app.add_option("--decode-tokens", decode, "tokens decoded per run")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--decode-tokens", decode, "tokens decoded per run")
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("--chunk", chunk, "prefill chunk in tokens")->check(CLI::Range(1, 1 << 20));
   app.add_option("--models-dir", models_dir, "where the generated models are kept");
   app.add_option("--threads", threads_opt, "[backend] threads (default: the plugin's)")
@@ -216,8 +217,7 @@ int cmd_bench_hybrid(int argc, char** argv) {
     m.shape = model::preset_shape(m.name);
     if (m.shape.n_ctx < max_len + decode)
       throw UsageError(m.name + " has a context of " + std::to_string(m.shape.n_ctx) + " tokens");
-    const std::filesystem::path path =
-        models_dir + "/" + m.name + "-" + dtype + ".gguf";
+    const std::filesystem::path path = models_dir + "/" + m.name + "-" + dtype + ".gguf";
     if (!std::filesystem::exists(path)) {
       std::filesystem::create_directories(path.parent_path());
       std::printf("writing %s\n", path.c_str());

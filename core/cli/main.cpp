@@ -4,8 +4,8 @@
 #include <exception>
 #include <string>
 
-#include "cli/options.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "modelgen/generate_hook.h"
 
 namespace {

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-
 namespace sy::cli {
 
 Command::Command(const std::string& name, const std::string& what)

@@ -26,16 +26,11 @@ void* Buffer::host_ptr() const {
 Backend::Backend(std::shared_ptr<Plugin> plugin, const Params& params)
     : plugin_(std::move(plugin)), api_(plugin_->backend_iface()) {
   if (!api_) throw BackendError(SY_ERR_INVALID_ARG, plugin_->name() + " is not a backend plugin");
-  std::vector<sy_param> p;
-  for (const auto& [k, v] : params) p.push_back({k.c_str(), v.c_str()});
-  bool threw = false;
-  const sy_status st = plugin_call([&] { return api_->create(p.data(), p.size(), &h_); }, &threw);
-  if (st != SY_OK) {
-    h_ = nullptr;
-    throw Error(st, plugin_->name() + ": create: " +
-                        plugin_message(threw ? nullptr : api_->last_error(nullptr), threw));
-  }
+  std::string why;
+  if (const sy_status st = create_through(*api_, params, &h_, why); st != SY_OK)
+    throw Error(st, plugin_->name() + ": create: " + why);
   device_.struct_size = sizeof(device_);
+  bool threw = false;
   if (api_->device_info)
     check(plugin_call([&] { return api_->device_info(h_, &device_); }, &threw), "device_info",
           threw);

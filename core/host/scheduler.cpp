@@ -4,8 +4,6 @@
 
 #include "host/plugin_call.h"
 
-#include "host/plugin_call.h"
-
 namespace sy {
 namespace {
 
@@ -14,16 +12,9 @@ class InProcessScheduler : public SchedulerImpl {
  public:
   InProcessScheduler(const Plugin& plugin, const Params& params) : api_(plugin.scheduler_iface()) {
     if (!api_) throw PluginError(plugin.name() + " is not a scheduler plugin");
-    std::vector<sy_param> p;
-    for (const auto& [k, v] : params) p.push_back({k.c_str(), v.c_str()});
-    bool threw = false;
-    const sy_status st = plugin_call([&] { return api_->create(p.data(), p.size(), &h_); }, &threw);
-    if (st != SY_OK) {
-      h_ = nullptr;
-      throw PluginError("scheduler " + plugin.name() + ": create: " +
-                            plugin_message(threw ? nullptr : api_->last_error(nullptr), threw),
-                        st);
-    }
+    std::string why;
+    if (const sy_status st = create_through(*api_, params, &h_, why); st != SY_OK)
+      throw PluginError("scheduler " + plugin.name() + ": create: " + why, st);
   }
   ~InProcessScheduler() override {
     if (h_) api_->destroy(h_);

@@ -107,9 +107,7 @@ void* buffer_host_ptr(sy_backend_t handle, sy_buffer_t buffer) {
 sy_status buffer_write(sy_backend_t handle, sy_buffer_t buffer, uint64_t offset, const void* src,
                        uint64_t size) {
   return guarded(handle, "buffer_write", [&](Backend& be) {
-    Buffer* b = live_buffer(be, "buffer_write", buffer);
-    if (!src && size > 0) fail(SY_ERR_INVALID_ARG, "buffer_write: src is NULL");
-    check_range("buffer_write", *b, offset, size);
+    Buffer* b = transfer_buffer(be, "buffer_write", buffer, src, "src", offset, size);
     if (size > 0) std::memmove((char*)b->data + offset, src, size);  // src may be wrapped memory
   });
 }
@@ -117,9 +115,7 @@ sy_status buffer_write(sy_backend_t handle, sy_buffer_t buffer, uint64_t offset,
 sy_status buffer_read(sy_backend_t handle, sy_buffer_t buffer, uint64_t offset, void* dst,
                       uint64_t size) {
   return guarded(handle, "buffer_read", [&](Backend& be) {
-    Buffer* b = live_buffer(be, "buffer_read", buffer);
-    if (!dst && size > 0) fail(SY_ERR_INVALID_ARG, "buffer_read: dst is NULL");
-    check_range("buffer_read", *b, offset, size);
+    Buffer* b = transfer_buffer(be, "buffer_read", buffer, dst, "dst", offset, size);
     if (size > 0) std::memmove(dst, (const char*)b->data + offset, size);
   });
 }
@@ -208,6 +204,14 @@ void check_range(const char* op, const Buffer& b, uint64_t offset, uint64_t size
     fail(SY_ERR_INVALID_ARG,
          "%s: %" PRIu64 " bytes at offset %" PRIu64 " exceed the buffer's size %" PRIu64, op, size,
          offset, b.size);
+}
+
+Buffer* transfer_buffer(Backend& be, const char* op, sy_buffer_t handle, const void* host,
+                        const char* host_name, uint64_t offset, uint64_t size) {
+  Buffer* b = live_buffer(be, op, handle);
+  if (!host && size > 0) fail(SY_ERR_INVALID_ARG, "%s: %s is NULL", op, host_name);
+  check_range(op, *b, offset, size);
+  return b;
 }
 
 void copy_device_info(const sy_device_info& d, sy_device_info* out) {

@@ -162,6 +162,21 @@ class Checker {
   const char* op_;
 };
 
+// seq_token_start of attention and the SSM ops: n_seqs + 1 offsets ascending from 0 to n_tokens;
+// `what` names whose tokens they count in the message ("q has", "the batch has").
+void check_seq_token_start(const Checker& c, uint32_t n_seqs, const uint32_t* st, int64_t n_tokens,
+                           const char* what) {
+  if (!st) c.fail(SY_ERR_INVALID_ARG, "seq_token_start is NULL");
+  if (st[0] != 0) c.fail(SY_ERR_INVALID_ARG, "seq_token_start[0]=%u, expected 0", st[0]);
+  for (uint32_t s = 0; s < n_seqs; ++s)
+    if (st[s + 1] < st[s])
+      c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u is below seq_token_start[%u]=%u", s + 1,
+             st[s + 1], s, st[s]);
+  if ((int64_t)st[n_seqs] != n_tokens)
+    c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u but %s %" PRId64 " tokens", n_seqs,
+           st[n_seqs], what, n_tokens);
+}
+
 }  // namespace
 
 int64_t nbytes(const Tensor& t) {
@@ -384,15 +399,7 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
   c.finite("scale", op.scale);
 
   const uint32_t* st = op.seq_token_start;
-  if (!st) c.fail(SY_ERR_INVALID_ARG, "seq_token_start is NULL");
-  if (st[0] != 0) c.fail(SY_ERR_INVALID_ARG, "seq_token_start[0]=%u, expected 0", st[0]);
-  for (uint32_t s = 0; s < op.n_seqs; ++s)
-    if (st[s + 1] < st[s])
-      c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u is below seq_token_start[%u]=%u", s + 1,
-             st[s + 1], s, st[s]);
-  if ((int64_t)st[op.n_seqs] != n_tokens)
-    c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u but q has %" PRId64 " tokens", op.n_seqs,
-           st[op.n_seqs], n_tokens);
+  check_seq_token_start(c, op.n_seqs, st, n_tokens, "q has");
   if (n_tokens > 0 && !op.token_pos) c.fail(SY_ERR_INVALID_ARG, "token_pos is NULL");
   if (n_tokens > 0 && !op.block_tables) c.fail(SY_ERR_INVALID_ARG, "block_tables is NULL");
 
@@ -433,15 +440,7 @@ namespace {
 // range and distinct (two sequences updating one state row would race).
 void check_seq_slots(const Checker& c, uint32_t n_seqs, const uint32_t* st, const int32_t* slots,
                      int64_t n_tokens, int64_t n_slots) {
-  if (!st) c.fail(SY_ERR_INVALID_ARG, "seq_token_start is NULL");
-  if (st[0] != 0) c.fail(SY_ERR_INVALID_ARG, "seq_token_start[0]=%u, expected 0", st[0]);
-  for (uint32_t s = 0; s < n_seqs; ++s)
-    if (st[s + 1] < st[s])
-      c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u is below seq_token_start[%u]=%u", s + 1,
-             st[s + 1], s, st[s]);
-  if ((int64_t)st[n_seqs] != n_tokens)
-    c.fail(SY_ERR_INVALID_ARG, "seq_token_start[%u]=%u but the batch has %" PRId64 " tokens",
-           n_seqs, st[n_seqs], n_tokens);
+  check_seq_token_start(c, n_seqs, st, n_tokens, "the batch has");
   if (n_seqs > 0 && !slots) c.fail(SY_ERR_INVALID_ARG, "state_slots is NULL");
   for (uint32_t s = 0; s < n_seqs; ++s) {
     if (slots[s] < 0 || slots[s] >= n_slots)

@@ -137,6 +137,33 @@ class Backend {
   std::unordered_set<Buffer*> buffers;  // every live buffer of this backend
 };
 
+// Every op of Backend declared as an override, for a backend class that implements them all
+// (each in-tree backend): a new op adds its line here, beside its virtual above.
+#define SY_BACKEND_OP_OVERRIDES                                                                 \
+  void get_rows(const ::sy::plugin::Tensor& table, const int32_t* ids,                          \
+                const ::sy::plugin::Tensor& dst) override;                                      \
+  void matmul(const ::sy::plugin::Tensor& x, const ::sy::plugin::Tensor& w,                     \
+              const ::sy::plugin::Tensor& y) override;                                          \
+  void rms_norm(const ::sy::plugin::Tensor& x, const ::sy::plugin::Tensor& w, float eps,        \
+                const ::sy::plugin::Tensor& y) override;                                        \
+  void rope(const ::sy::plugin::Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base, \
+            float freq_scale, uint32_t mode) override;                                          \
+  void add(const ::sy::plugin::Tensor& a, const ::sy::plugin::Tensor& b,                        \
+           const ::sy::plugin::Tensor& y) override;                                             \
+  void swiglu(const ::sy::plugin::Tensor& gate, const ::sy::plugin::Tensor& up,                 \
+              const ::sy::plugin::Tensor& y) override;                                          \
+  void softmax(const ::sy::plugin::Tensor& x, const ::sy::plugin::Tensor& y) override;          \
+  void kv_store(const ::sy::plugin::KvStoreOp& op) override;                                    \
+  void attention(const ::sy::plugin::AttentionOp& op) override;                                 \
+  void ssm_conv(const ::sy::plugin::SsmConvOp& op) override;                                    \
+  void ssm_scan(const ::sy::plugin::SsmScanOp& op) override;                                    \
+  void moe_gate(const ::sy::plugin::MoeGateOp& op) override;                                    \
+  void moe_matmul(const ::sy::plugin::MoeMatmulOp& op) override;                                \
+  void moe_combine(const ::sy::plugin::Tensor& x, const ::sy::plugin::Tensor& weights,          \
+                   const ::sy::plugin::Tensor& y) override;                                     \
+  void rope_ext(const ::sy::plugin::RopeExtOp& op) override;                                    \
+  void bias_scale(const ::sy::plugin::BiasScaleOp& op) override
+
 using Params = std::vector<std::pair<std::string, std::string>>;
 
 // Runs f(backend) for a call on handle `h` so that no exception crosses the C boundary: a NULL
@@ -163,6 +190,10 @@ sy_status guarded(sy_backend_t h, const char* op, F&& f) noexcept {
 // The buffer guards of every backend's memory entries: throw Error naming the op.
 Buffer* live_buffer(Backend& be, const char* op, sy_buffer_t handle);
 void check_range(const char* op, const Buffer& b, uint64_t offset, uint64_t size);
+// The guards of buffer_write and buffer_read: the live buffer `handle`, a host pointer (named
+// `host_name`: "src", "dst") that is not NULL when size > 0, and the range inside the buffer.
+Buffer* transfer_buffer(Backend& be, const char* op, sy_buffer_t handle, const void* host,
+                        const char* host_name, uint64_t offset, uint64_t size);
 // Copies `d` into the caller's sy_device_info, only what its struct_size covers (which stays).
 void copy_device_info(const sy_device_info& d, sy_device_info* out);
 

@@ -71,6 +71,17 @@ const char* handle_error(H h) noexcept {
   return h ? handle_of<Policy>(h)->error.c_str() : create_error();
 }
 
+// The create, destroy and last_error entries of a policy kind whose handle type is H: the base of
+// SchedulerPlugin and RouterPlugin, which add their call and table.
+template <class Policy, class H>
+struct HandleEntries {
+  static sy_status create(const sy_param* params, size_t n, H* out) {
+    return create_handle<Policy>(params, n, out);
+  }
+  static void destroy(H h) { destroy_handle<Policy>(h); }
+  static const char* last_error(H h) { return handle_error<Policy>(h); }
+};
+
 // Runs f(policy) for a call on handle `h`; a failure leaves its message in the handle.
 template <class Policy, class H, class F>
 sy_status call_policy(H h, F&& f) noexcept {

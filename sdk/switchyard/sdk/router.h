@@ -12,12 +12,8 @@
 namespace sy::plugin {
 
 template <class Policy>
-struct RouterPlugin {
-  static sy_status create(const sy_param* params, size_t n, sy_router_t* out) {
-    return detail::create_handle<Policy>(params, n, out);
-  }
-  static void destroy(sy_router_t h) { detail::destroy_handle<Policy>(h); }
-  static const char* last_error(sy_router_t h) { return detail::handle_error<Policy>(h); }
+struct RouterPlugin : detail::HandleEntries<Policy, sy_router_t> {
+  using Entries = detail::HandleEntries<Policy, sy_router_t>;
   static sy_status route(sy_router_t h, const sy_route_request* q, sy_route_decision* d) {
     return detail::call_policy<Policy>(h, [&](Policy& policy) {
       if (!q || !d)
@@ -25,8 +21,9 @@ struct RouterPlugin {
       policy.route(*q, *d);
     });
   }
-  static constexpr sy_router_iface kIface = {
-      sizeof(sy_router_iface), 0, &create, &destroy, &last_error, &route};
+  static constexpr sy_router_iface kIface = {sizeof(sy_router_iface), 0,
+                                             &Entries::create,        &Entries::destroy,
+                                             &Entries::last_error,    &route};
   static sy_status entry(uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info) {
     Info about = Policy::kInfo;
     about.min_minor = std::max<uint32_t>(about.min_minor, 2);

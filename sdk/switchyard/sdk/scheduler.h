@@ -22,12 +22,8 @@
 namespace sy::plugin {
 
 template <class Policy>
-struct SchedulerPlugin {
-  static sy_status create(const sy_param* params, size_t n, sy_sched_t* out) {
-    return detail::create_handle<Policy>(params, n, out);
-  }
-  static void destroy(sy_sched_t h) { detail::destroy_handle<Policy>(h); }
-  static const char* last_error(sy_sched_t h) { return detail::handle_error<Policy>(h); }
+struct SchedulerPlugin : detail::HandleEntries<Policy, sy_sched_t> {
+  using Entries = detail::HandleEntries<Policy, sy_sched_t>;
   static sy_status plan(sy_sched_t h, const sy_sched_view* v, sy_sched_plan* p) {
     return detail::call_policy<Policy>(h, [&](Policy& policy) {
       if (!v || !p || v->struct_size < SY_SCHED_VIEW_SIZE_1_0 ||
@@ -39,8 +35,9 @@ struct SchedulerPlugin {
       policy.plan(*v, *p);
     });
   }
-  static constexpr sy_scheduler_iface kIface = {
-      sizeof(sy_scheduler_iface), 0, &create, &destroy, &last_error, &plan};
+  static constexpr sy_scheduler_iface kIface = {sizeof(sy_scheduler_iface), 0,
+                                                &Entries::create,           &Entries::destroy,
+                                                &Entries::last_error,       &plan};
   static sy_status entry(uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info) {
     return plugin_entry(Policy::kInfo, SY_PLUGIN_SCHEDULER, &kIface, host_abi_version, host, info);
   }
