@@ -56,6 +56,12 @@ struct Simd : Bytes256 {
     _mm_storeu_si128((__m128i*)p,
                      _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1)));
   }
+  // kF values rounded to the nearest integer (ties to even) as int8; |v| <= 127.
+  static void store_round_i8(int8_t* p, F v) {
+    const __m256i i = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    _mm_storel_epi64((__m128i*)p, _mm_packs_epi16(w, w));
+  }
   static W load_i16(const int16_t* p) { return _mm256_loadu_si256((const __m256i*)p); }
   static I izero() { return _mm256_setzero_si256(); }
   // acc[l] + a[2l] * b[2l] + a[2l+1] * b[2l+1], exact in int32

@@ -43,6 +43,9 @@ struct Simd : Bytes256 {
   static void store_round_i16(int16_t* p, F v) {
     _mm256_storeu_si256((__m256i*)p, _mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(v)));
   }
+  static void store_round_i8(int8_t* p, F v) {
+    _mm_storeu_si128((__m128i*)p, _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(v)));
+  }
   static W load_i16(const int16_t* p) { return _mm512_loadu_si512((const void*)p); }
   static I izero() { return _mm512_setzero_si512(); }
   static I dot_i16(I acc, W a, W b) {
