@@ -66,10 +66,9 @@ struct Loaded {
   std::unique_ptr<sy::model::Model> model;
   std::unique_ptr<sy::model::KvCache> cache;
   Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64,
-         uint32_t kv_dtype = SY_DTYPE_F32) {
+         uint32_t kv_dtype = SY_DTYPE_F32, const sy::Params& params = {}) {
     file = sy::gguf::File::open(p);
-    backend =
-        std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
+    backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), params);
     model = sy::model::load_model(*file, *backend);
     cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,
                                                  model->info().kv_row_width, 16, blocks, kv_dtype);
