@@ -122,6 +122,10 @@ struct Simd : Bytes256 {
     w[1] = _mm256_mullo_epi16(w[1], m);
   }
   // kF int8 values as floats.
+  // Bytes j .. j + kF - 1 of v (j = 0 or 8) as floats.
+  static F f_from_bs(BS v, int j) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(j ? _mm_srli_si128(v, 8) : v));
+  }
   static F f_from_i8(const int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)p)));
   }

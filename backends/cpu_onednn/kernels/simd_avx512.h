@@ -87,6 +87,7 @@ struct Simd : Bytes256 {
   static void w_scale_chunk(W (&w)[kW32], S s, int c) {
     w[0] = _mm512_mullo_epi16(w[0], _mm512_permutexvar_epi16(_mm512_set1_epi16((short)c), s));
   }
+  static F f_from_bs(BS v, int) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v)); }
   static F f_from_i8(const int8_t* p) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)p)));
   }

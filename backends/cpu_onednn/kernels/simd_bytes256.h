@@ -75,11 +75,27 @@ struct Bytes256 {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
 #endif
   }
-  // The int16 scales of chunk c's two 16-value groups, g16[2c] for lanes 0..7 (the pairs of
-  // values 0..15) and g16[2c + 1] for lanes 8..15.
-  static BW bw_group_scales(const int8_t* g16, int c) {
+  // A super-block's 16 group scales as int8, built in a register (bytes stored one by one and
+  // reloaded as a vector would stall on store forwarding every super-block).
+  using BS = __m128i;
+  static BS bs_load(const void* p) { return _mm_loadu_si128((const __m128i*)p); }
+  static BS bs_low_nibbles(const void* p) { return _mm_and_si128(bs_load(p), _mm_set1_epi8(15)); }
+  static BS bs_high_nibbles(const void* p) {
+    return _mm_and_si128(_mm_srli_epi16(bs_load(p), 4), _mm_set1_epi8(15));
+  }
+  // byte c of c8 for groups 2c and 2c + 1
+  static BS bs_chunks(uint64_t c8) {
+    const __m128i v = _mm_cvtsi64_si128((long long)c8);
+    return _mm_unpacklo_epi8(v, v);
+  }
+  static BS bs_set(uint64_t lo, uint64_t hi) {
+    return _mm_set_epi64x((long long)hi, (long long)lo);
+  }
+  // The int16 scales of chunk c's two 16-value groups, group 2c for lanes 0..7 (the pairs of
+  // values 0..15) and group 2c + 1 for lanes 8..15.
+  static BW bw_group_scales(BS g16, int c) {
     const __m128i idx = _mm_set_epi64x((long long)(0x0101010101010101ull * (2 * c + 1)),
                                        (long long)(0x0101010101010101ull * (2 * c)));
-    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i*)g16), idx));
+    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(g16, idx));
   }
 };

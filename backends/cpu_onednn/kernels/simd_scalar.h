@@ -245,12 +245,42 @@ struct Simd {
       }
     return acc;
   }
-  static BW bw_group_scales(const int8_t* g16, int c) {
+  struct BS {
+    int8_t v[16];
+  };
+  static BS bs_load(const void* p) {
+    BS r;
+    std::memcpy(r.v, p, 16);
+    return r;
+  }
+  static BS bs_low_nibbles(const void* p) {
+    BS r = bs_load(p);
+    for (int8_t& x : r.v) x &= 15;
+    return r;
+  }
+  static BS bs_high_nibbles(const void* p) {
+    BS r = bs_load(p);
+    for (int8_t& x : r.v) x = (int8_t)(((uint8_t)x >> 4) & 15);
+    return r;
+  }
+  static BS bs_chunks(uint64_t c8) {
+    BS r;
+    for (int g = 0; g < 16; ++g) r.v[g] = (int8_t)(c8 >> (8 * (g / 2)));
+    return r;
+  }
+  static BS bs_set(uint64_t lo, uint64_t hi) {
+    BS r;
+    std::memcpy(r.v, &lo, 8);
+    std::memcpy(r.v + 8, &hi, 8);
+    return r;
+  }
+  static BW bw_group_scales(BS g16, int c) {
     BW r;
-    for (int j = 0; j < 16; ++j) r.v[j] = g16[2 * c + j / 8];
+    for (int j = 0; j < 16; ++j) r.v[j] = g16.v[2 * c + j / 8];
     return r;
   }
 
+  static F f_from_bs(const BS& v, int j) { return f_from_i8(v.v + j); }
   static F f_from_i8(const int8_t* p) {
     F r;
     for (int l = 0; l < kF; ++l) r.v[l] = (float)p[l];
