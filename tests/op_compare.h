@@ -12,17 +12,20 @@
 
 namespace sy::test {
 
-// Every element within rtol * mag + atol (a zero limit allows only an exact match); reports the
-// count of elements off and the worst one.
+// Every element within rtol * mag + atol (+ extra[i], a per-element bound such as the activation
+// quantization's; a zero limit allows only an exact match); reports the count of elements off and
+// the worst one.
 template <class Ref>
 ::testing::AssertionResult close(const std::vector<float>& got, const std::vector<Ref>& ref,
-                                 const std::vector<double>& mag, double rtol, double atol = 0) {
+                                 const std::vector<double>& mag, double rtol, double atol = 0,
+                                 const std::vector<double>* extra = nullptr) {
   if (got.size() != ref.size() || got.size() != mag.size())
     return ::testing::AssertionFailure() << "size mismatch";
   size_t bad = 0, worst = 0;
   double worst_ratio = -1;
   for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs((double)got[i] - (double)ref[i]), lim = rtol * mag[i] + atol;
+    const double err = std::fabs((double)got[i] - (double)ref[i]),
+                 lim = rtol * mag[i] + atol + (extra ? (*extra)[i] : 0.0);
     const double ratio = std::isnan(err) ? INFINITY
                          : lim > 0       ? err / lim
                                          : (err > 0 ? INFINITY : 0);

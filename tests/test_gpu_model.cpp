@@ -50,8 +50,8 @@ class GpuModel : public ::testing::TestWithParam<std::string> {
   void expect_agrees(const fs::path& file, const std::string& what, uint32_t n_prefill,
                      uint32_t n_total, int32_t n_vocab) {
     SCOPED_TRACE(what);
-    sy::test::Loaded gpu(file, GetParam(), 16, SY_DTYPE_F32, 1),
-        ref(file, "cpu_ref", 16, SY_DTYPE_F32, 1);
+    sy::test::Loaded gpu(file, GetParam(), 16, SY_DTYPE_F32, {}, 1),
+        ref(file, "cpu_ref", 16, SY_DTYPE_F32, {}, 1);
     std::vector<int32_t> toks(n_total);
     for (uint32_t i = 0; i < n_total; ++i) toks[i] = (int32_t)((i * 37 + 5) % n_vocab);
     const auto g = gpu.prefill_then_decode(toks, n_prefill),

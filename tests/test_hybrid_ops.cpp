@@ -6,7 +6,8 @@
 // the result (conv: |b| + sum |w x|; scan state: the same recurrence on |terms|; y: sum |h C| +
 // |D u|). rtol = 1e-5 (F32 accumulation and the AVX2 exp against double); 1e-4 for reduced
 // precision expert weights (compared on the dequantised weights, so only summation order and
-// the F32 activations differ).
+// the F32 activations differ), plus, for block-type expert weights, act_quant_bound.h's bound:
+// a backend may quantize the activations to 8-bit blocks as llama.cpp's CPU backend does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "act_quant_bound.h"
 #include "backend_fixture.h"
 #include "op_compare.h"
 #include "switchyard/common/dtype.h"
@@ -413,7 +415,7 @@ TEST_P(HybridOps, MoeMatmulEveryDtypeBroadcastAndPerSlotInputs) {
         sy_tensor ty = f32(std::vector<float>(N * k * T, NAN), {N, k, T});
         sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty};
         ASSERT_EQ(api_->moe_matmul(be_, &a), SY_OK) << error();
-        std::vector<double> ref(N * k * T), mag(N * k * T);
+        std::vector<double> ref(N * k * T), mag(N * k * T), act_q8(N * k * T);
         for (int64_t t = 0; t < T; ++t)
           for (int64_t j = 0; j < k; ++j)
             for (int64_t n = 0; n < N; ++n) {
@@ -424,8 +426,11 @@ TEST_P(HybridOps, MoeMatmulEveryDtypeBroadcastAndPerSlotInputs) {
                 s += (double)xr[c] * wr[c], m += std::fabs((double)xr[c] * wr[c]);
               ref[(t * k + j) * N + n] = s;
               mag[(t * k + j) * N + n] = m;
+              act_q8[(t * k + j) * N + n] = sy::test::act_q8_bound(xr, wr, K);
             }
-        EXPECT_TRUE(close(read(ty), ref, mag, dtype == SY_DTYPE_F32 ? kF32Tol : kQuantTol));
+        const bool block = sy::dtype::block_elems(dtype) > 1;
+        EXPECT_TRUE(close(read(ty), ref, mag, dtype == SY_DTYPE_F32 ? kF32Tol : kQuantTol, 0,
+                          block ? &act_q8 : nullptr));
       }
 }
 

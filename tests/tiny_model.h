@@ -73,10 +73,10 @@ struct Loaded {
   std::unique_ptr<sy::model::KvCache> cache;
   // `state_slots`: sequences a recurrent (SSM) model can hold at once; nothing for llama.
   Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64,
-         uint32_t kv_dtype = SY_DTYPE_F32, uint32_t state_slots = 4) {
+         uint32_t kv_dtype = SY_DTYPE_F32, const sy::Params& params = {},
+         uint32_t state_slots = 4) {
     file = sy::gguf::File::open(p);
-    backend =
-        std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
+    backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), params);
     model = sy::model::load_model(*file, *backend);
     model->reserve_state_slots(state_slots);
     cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,

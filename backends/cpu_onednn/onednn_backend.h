@@ -42,11 +42,13 @@ class OnednnBackend final : public plugin::Backend {
 
   const int threads_;
   const int gemv_max_m_;
+  const int act_bits_;
   const kernels::KernelTable& kernels_;
   ThreadPool pool_;
   std::vector<GemmCache> gemm_;             // per pool thread: single-threaded primitives
   std::vector<std::vector<float>> panels_;  // per pool thread: a dequantised slice of W
   std::vector<int16_t> act_q_;              // activations quantized for the integer GEMV
+  std::vector<int8_t> act_q8_;
   std::vector<float> act_d_, act_s_;
   struct AttnItem {
     uint32_t seq;
