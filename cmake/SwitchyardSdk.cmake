@@ -1,5 +1,6 @@
 # The plugin SDK, installed by `cmake --install <build> [--component sdk]`:
 #   include/switchyard/abi/*.h                 the C ABI
+#   include/switchyard/sdk/*.h                 the header-only C++ SDK (schedulers, routers)
 #   lib/cmake/Switchyard/                      find_package(Switchyard): Switchyard::abi and
 #                                              switchyard_add_plugin()
 #   share/pkgconfig/switchyard.pc              the same for pkg-config users
@@ -26,6 +27,11 @@ set(_sy_out ${CMAKE_BINARY_DIR}/sdk)
 install(DIRECTORY abi/switchyard DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT sdk
   FILES_MATCHING PATTERN "*.h")
 install(FILES abi/plugin.map DESTINATION ${CMAKE_INSTALL_DATADIR}/switchyard COMPONENT sdk)
+# The header-only C++ SDK for schedulers and routers (sdk/switchyard/sdk; backend.h needs the
+# in-tree switchyard_sdk_backend library and stays in the tree).
+install(FILES sdk/switchyard/sdk/plugin.h sdk/switchyard/sdk/params.h
+  sdk/switchyard/sdk/policy_handle.h sdk/switchyard/sdk/scheduler.h sdk/switchyard/sdk/router.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/switchyard/sdk COMPONENT sdk)
 
 set_target_properties(switchyard_abi PROPERTIES EXPORT_NAME abi)
 install(TARGETS switchyard_abi EXPORT SwitchyardTargets COMPONENT sdk)

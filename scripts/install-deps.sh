@@ -8,11 +8,13 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config \
   libdnnl-dev ocl-icd-opencl-dev libboost-dev libboost-filesystem-dev libtomlplusplus-dev \
-  libspdlog-dev libfmt-dev libgtest-dev \
+  libspdlog-dev libfmt-dev libgtest-dev libcli11-dev \
   abigail-tools >/dev/null  # abidw/abidiff for scripts/abi-check.sh; dnnl-config.cmake needs OpenCL (its GPU runtime)
 # The Unicode Character Database that core/text/unicode_table.cpp is generated from (checked by
 # the unicode_table_current test; scripts/gen-unicode-table.py regenerates it).
 $SUDO apt-get install -y -qq --no-install-recommends unicode-data python3 >/dev/null
+# scripts/check-style.sh (CI): clang-format and clang-tidy on the lines a change touches.
+$SUDO apt-get install -y -qq --no-install-recommends clang-format-15 clang-tidy-15 >/dev/null
 # `switchyard serve`: the HTTP server (cpp-httplib, a compiled library in Debian) and JSON.
 $SUDO apt-get install -y -qq --no-install-recommends libcpp-httplib-dev nlohmann-json3-dev >/dev/null
 # Scale-out: KV cache events over ZeroMQ with msgpack (vLLM's wire format), and the parts of

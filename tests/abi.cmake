@@ -27,7 +27,7 @@ add_library(switchyard_scheduler_v1_1_fixed_window MODULE
 set_target_properties(switchyard_scheduler_v1_1_fixed_window PROPERTIES PREFIX ""
   LIBRARY_OUTPUT_DIRECTORY ${SWITCHYARD_ABI_FIXTURE_OUT} CXX_VISIBILITY_PRESET hidden)
 target_include_directories(switchyard_scheduler_v1_1_fixed_window PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.1 ${PROJECT_SOURCE_DIR}/plugins/common)
+  ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.1 ${PROJECT_SOURCE_DIR}/sdk)
 target_link_options(switchyard_scheduler_v1_1_fixed_window PRIVATE -Wl,--no-undefined
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 
@@ -45,7 +45,7 @@ target_link_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -Wl,--no-
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 
 switchyard_add_test(test_abi_compat SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_abi_compat.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 target_compile_definitions(test_abi_compat PRIVATE
   SWITCHYARD_ABI_FIXTURE_DIR="${SWITCHYARD_ABI_FIXTURE_OUT}")
 add_dependencies(test_abi_compat switchyard_scheduler_v1_0_fcfs switchyard_backend_v1_0_backend

@@ -6,7 +6,7 @@ switchyard_add_test(test_bench SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_config.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_svg.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_capacity.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_driver.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_http.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_sweep.cpp
-  LIBS switchyard_bench)
+  LIBS switchyard_bench nlohmann_json::nlohmann_json)
 add_dependencies(test_bench switchyard_scheduler_fixed_window switchyard_backend_cpu_ref)
 
 set(SY_BENCH_OUT ${CMAKE_BINARY_DIR}/cli-bench-out)

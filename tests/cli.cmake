@@ -56,6 +56,6 @@ target_compile_definitions(test_cli_tokenize PRIVATE SWITCHYARD_CLI="$<TARGET_FI
 add_dependencies(test_cli_tokenize switchyard)
 # switchyard eval against an in-process forward (runs the binary from the test).
 switchyard_add_test(test_cli_eval SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_eval.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 target_compile_definitions(test_cli_eval PRIVATE SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
 add_dependencies(test_cli_eval switchyard switchyard_backend_cpu_ref)

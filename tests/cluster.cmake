@@ -1,7 +1,7 @@
 # Scale-out: the Inference Gateway's metric contract and /health states, vLLM's KV events over
 # ZeroMQ, and (below) a real two-replica cluster behind HAProxy.
 foreach(t test_gateway test_kv_events)
-  switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server)
+  switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server switchyard_modelgen)
   add_dependencies(${t} switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_backend_cpu_ref)
 endforeach()
 switchyard_add_test(test_cluster_bench SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cluster_bench.cpp
@@ -15,6 +15,7 @@ add_executable(test_cluster ${CMAKE_CURRENT_SOURCE_DIR}/test_cluster.cpp)
 target_link_libraries(test_cluster PRIVATE GTest::gtest_main switchyard_bench switchyard_server)
 target_compile_definitions(test_cluster PRIVATE
   SWITCHYARD_PLUGIN_DIR="${SWITCHYARD_PLUGIN_DIR}"
+  SWITCHYARD_TEST_PLUGIN_DIR="${CMAKE_BINARY_DIR}/test_plugins"
   SWITCHYARD_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
 add_dependencies(test_cluster switchyard switchyard_scheduler_dynamic switchyard_backend_cpu_ref)

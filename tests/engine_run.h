@@ -16,7 +16,7 @@
 #include "host/host_api.h"
 #include "host/log.h"
 #include "host/plugin_host.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 
 namespace sy::test {
 

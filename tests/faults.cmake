@@ -8,7 +8,7 @@ target_compile_options(switchyard_scheduler_bad_plan PRIVATE -pedantic -Werror)
 target_link_libraries(switchyard_scheduler_bad_plan PRIVATE switchyard_abi)
 
 switchyard_add_test(test_faults SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_faults.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/test_process_scheduler.cpp LIBS switchyard_core)
+  ${CMAKE_CURRENT_SOURCE_DIR}/test_process_scheduler.cpp LIBS switchyard_engine switchyard_modelgen)
 target_compile_definitions(test_faults PRIVATE
   SWITCHYARD_FAULT_PLUGIN_DIR="${SWITCHYARD_FAULT_PLUGIN_OUT}"
   SWITCHYARD_ABI_FIXTURE_DIR="${SWITCHYARD_ABI_FIXTURE_OUT}"

@@ -2,7 +2,7 @@
 # with SWITCHYARD_CPU_KERNELS (a path this CPU lacks skips), and once on the path cpuid picks.
 # The thread pool on its own, built from its source.
 switchyard_add_test(test_cpu_kernels SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cpu_kernels.cpp
-  LIBS switchyard_abi switchyard_backend_common ${CMAKE_DL_LIBS})
+  LIBS switchyard_abi switchyard_common ${CMAKE_DL_LIBS})
 add_dependencies(test_cpu_kernels switchyard_backend_cpu_ref switchyard_backend_cpu_onednn
   switchyard_backend_ref_no_hybrid)
 foreach(path scalar avx2 avx512 avx512_vnni avx_vnni)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "naive_attention.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::test {
@@ -165,22 +166,7 @@ class NaiveHybrid {
       }
     }
     for (int t = 0; t < T; ++t) {
-      Vec att(H * D, 0.0);
-      for (int h = 0; h < H; ++h) {
-        const int kh = h / (H / HK);
-        Vec s(t + 1);
-        double mx = -1e300;
-        for (int j = 0; j <= t; ++j) {
-          double d = 0;
-          for (int i = 0; i < D; ++i) d += q[t][h * D + i] * k[j][kh * D + i];
-          s[j] = d / std::sqrt(double(D));
-          mx = std::max(mx, s[j]);
-        }
-        double z = 0;
-        for (auto& e : s) z += (e = std::exp(e - mx));
-        for (int j = 0; j <= t; ++j)
-          for (int i = 0; i < D; ++i) att[h * D + i] += s[j] / z * v[j][kh * D + i];
-      }
+      const auto att = naive_causal_attention(q, k, v, t, H, HK, D);
       out[t] = apply(wo, att);
     }
     return out;

@@ -16,7 +16,7 @@ switchyard_test_plugin(switchyard_scheduler_note_major note_major.c)
 switchyard_test_plugin(switchyard_scheduler_note_mismatch note_mismatch.c)
 
 switchyard_add_test(test_plugin_host SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_plugin_host.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 add_dependencies(test_plugin_host switchyard_scheduler_bad_major switchyard_scheduler_no_entry
   switchyard_scheduler_init_fail switchyard_scheduler_newer_minor abi_c99_probe
   switchyard_scheduler_note_major switchyard_scheduler_note_mismatch

@@ -5,10 +5,10 @@ switchyard_add_test(test_quant_reference SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tes
 switchyard_add_test(test_quant_formats SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_quant_formats.cpp
   LIBS switchyard_common)
 switchyard_add_test(test_reference_logits SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_reference_logits.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 add_dependencies(test_reference_logits switchyard_backend_cpu_ref switchyard_backend_cpu_onednn)
 switchyard_add_test(test_quant_mix SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_quant_mix.cpp
-  LIBS switchyard_core)
+  LIBS switchyard_engine switchyard_modelgen)
 # The CLI: mkmodel writes llama-quantize's Q4_K_M mix, info names each tensor's type, and a file
 # holding a type Switchyard does not implement is refused naming it and the supported types.
 add_test(NAME cli_mkmodel_q4_k_m COMMAND ${SY_CLI} mkmodel --dtype q4_k_m --seed 11 --n-vocab 512

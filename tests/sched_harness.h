@@ -51,10 +51,13 @@ struct SchedHarness {
     plan.entries_capacity = static_cast<uint32_t>(entries.size());
     plan.preempt = preempt.data();
     plan.preempt_capacity = static_cast<uint32_t>(preempt.size());
-    std::string e;
-    const sy_status st = s.plan(v, plan, e);
-    if (error) *error = e;
-    return st;
+    try {
+      s.plan(v, plan);
+    } catch (const Error& e) {
+      if (error) *error = e.what();
+      return e.status();
+    }
+    return SY_OK;
   }
   // (id, num_tokens) pairs of the last plan.
   std::vector<std::pair<uint64_t, uint32_t>> planned() const {

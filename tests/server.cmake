@@ -2,12 +2,12 @@
 # shadow, and a few-second loopback load smoke of `switchyard bench-serve`.
 foreach(t test_server_config test_server_units test_server_runner test_server_http test_server_swap
     test_server_limits test_server_openai test_server_tokenize)
-  switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server)
+  switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server switchyard_modelgen)
   add_dependencies(${t} switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_backend_cpu_ref)
 endforeach()
 # Drain refusals, in process and by SIGTERM to the serve command (a child process).
 switchyard_add_test(test_server_drain SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_server_drain.cpp
-  LIBS switchyard_server)
+  LIBS switchyard_server switchyard_bench)
 add_dependencies(test_server_drain switchyard switchyard_scheduler_fixed_window switchyard_backend_cpu_ref)
 target_compile_definitions(test_server_drain PRIVATE SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
 add_test(NAME bench_serve_smoke COMMAND $<TARGET_FILE:switchyard> bench-serve

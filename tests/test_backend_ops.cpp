@@ -6,7 +6,9 @@
 // results underflow), where mag is the natural error scale of the op: sum |x_k * w_k| for dot
 // products, sum p_j |v_j| for attention, |ref| for element-wise ops. rtol is 1e-5 for F32
 // paths and 1e-4 for F16/BF16/quantised weights (compared against the naive result computed on
-// the dequantised weights, so only accumulation order differs).
+// the dequantised weights, so only accumulation order differs). Matmuls with quantised (block
+// type) weights add act_quant_bound.h's bound: a backend may quantize the activations to 8-bit
+// blocks as llama.cpp's CPU backend does (cpu_onednn's GEMV does).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,7 +23,9 @@
 #include <thread>
 #include <vector>
 
+#include "act_quant_bound.h"
 #include "backend_fixture.h"
+#include "op_compare.h"
 #include "quant_oracle.h"
 #include "rope_ext_args.h"
 #include "switchyard/common/dtype.h"
@@ -29,6 +33,9 @@
 
 namespace {
 
+using sy::test::abs_of;
+using sy::test::close;
+using sy::test::encode;
 using sy::test::LoadedPlugin;
 
 constexpr double kF32Tol = 1e-5;
@@ -101,13 +108,15 @@ std::vector<float> decode(uint32_t dtype, const uint8_t* p, int64_t k, int64_t n
 
 struct Result {
   std::vector<double> ref, mag;
+  std::vector<double> act_q8;  // act_quant_bound.h's bound per element
 };
 
 Result matmul(const std::vector<float>& x, int64_t m, int64_t k, const std::vector<float>& w,
               int64_t n) {
-  Result r{std::vector<double>(m * n), std::vector<double>(m * n)};
+  Result r{std::vector<double>(m * n), std::vector<double>(m * n), std::vector<double>(m * n)};
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
+      r.act_q8[i * n + j] = sy::test::act_q8_bound(&x[i * k], &w[j * k], k);
       double s = 0, a = 0;
       for (int64_t c = 0; c < k; ++c) {
         s += (double)x[i * k + c] * w[j * k + c];
@@ -207,40 +216,6 @@ Result attention(const AttnCase& c, const std::vector<float>& q, const std::vect
 }
 
 }  // namespace naive
-
-// Every element within rtol * mag + atol; reports the count and the worst element.
-::testing::AssertionResult close(const std::vector<float>& got, const std::vector<double>& ref,
-                                 const std::vector<double>& mag, double rtol, double atol = 0) {
-  if (got.size() != ref.size()) return ::testing::AssertionFailure() << "size mismatch";
-  size_t bad = 0, worst = 0;
-  double worst_ratio = -1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - ref[i]), lim = rtol * mag[i] + atol;
-    const double ratio = std::isnan(err) ? INFINITY
-                         : lim > 0       ? err / lim
-                                         : (err > 0 ? INFINITY : 0);
-    if (ratio > 1) ++bad;
-    if (ratio > worst_ratio) worst = i, worst_ratio = ratio;
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " of " << got.size() << " elements off; worst ["
-                                       << worst << "] got " << got[worst] << " want " << ref[worst]
-                                       << " (mag " << mag[worst] << ", rtol " << rtol << ")";
-}
-
-std::vector<double> abs_of(const std::vector<double>& v) {
-  std::vector<double> a(v.size());
-  for (size_t i = 0; i < v.size(); ++i) a[i] = std::fabs(v[i]);
-  return a;
-}
-
-// Encodes n rows of k F32 values as `dtype`.
-std::vector<uint8_t> encode(uint32_t dtype, const std::vector<float>& v, int64_t k, int64_t n) {
-  const int64_t rb = sy::dtype::row_bytes(dtype, k);
-  std::vector<uint8_t> out(rb * n);
-  for (int64_t j = 0; j < n; ++j) sy::dtype::row_from_f32(dtype, &v[j * k], &out[j * rb], k);
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // One backend instance per test, parameterised over the plugins.
@@ -456,7 +431,8 @@ class Matmul : public BackendOps {
     ASSERT_EQ(api_->matmul(be_, &tx, &tw, &ty), SY_OK) << error();
 
     const auto ref = naive::matmul(x, m, k, w, n);
-    EXPECT_TRUE(close(read(ty), ref.ref, ref.mag, dtype == SY_DTYPE_F32 ? kF32Tol : kQuantTol));
+    EXPECT_TRUE(close(read(ty), ref.ref, ref.mag, dtype == SY_DTYPE_F32 ? kF32Tol : kQuantTol, 0,
+                      sy::test::oracle::is_block_type(dtype) ? &ref.act_q8 : nullptr));
     std::vector<uint8_t> after(y_total);
     ASSERT_EQ(api_->buffer_read(be_, ty.buffer, 0, after.data(), y_total), SY_OK);
     for (uint64_t i = 0; i < y_total; ++i)
@@ -1127,7 +1103,7 @@ TEST_P(BackendOps, HandlesOnSeveralThreadsAtOnce) {
         std::fill(y.begin(), y.end(), NAN);
         if (A.matmul(be, &tx, &tw, &ty) != SY_OK)
           failures[i] = A.last_error(be);
-        else if (!close(y, ref.ref, ref.mag, kQuantTol))
+        else if (!close(y, ref.ref, ref.mag, kQuantTol, 0, &ref.act_q8))
           failures[i] = "wrong result";
       }
       for (sy_buffer_t b : {bx, bw, by}) A.buffer_free(be, b);
@@ -1167,7 +1143,8 @@ TEST(CpuOnednn, ThreadsParam) {
         sy_tensor ty = {sizeof(sy_tensor), SY_DTYPE_F32, by, 0, {n, m, 1, 1}};
         ASSERT_EQ(A.matmul(be, &tx, &tw, &ty), SY_OK) << A.last_error(be);
         const auto ref = naive::matmul(x, m, k, naive::decode(dtype, wq.data(), k, n), n);
-        EXPECT_TRUE(close(y, ref.ref, ref.mag, dtype == SY_DTYPE_F32 ? kF32Tol : kQuantTol));
+        EXPECT_TRUE(close(y, ref.ref, ref.mag, dtype == SY_DTYPE_F32 ? kF32Tol : kQuantTol, 0,
+                          dtype == SY_DTYPE_F32 ? nullptr : &ref.act_q8));
         for (sy_buffer_t b : {bx, bw, by}) A.buffer_free(be, b);
       }
     A.destroy(be);

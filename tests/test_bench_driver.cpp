@@ -9,6 +9,7 @@
 #include "bench/driver.h"
 #include "bench/metrics.h"
 #include "config/config.h"
+#include "modelgen/generate_hook.h"
 
 using namespace sy::bench;
 
@@ -45,6 +46,7 @@ TEST(BenchDriver, ReplayRecordsEveryRequestAndStep) {
   too_long.prompt.assign(600, 7);
   items.push_back(too_long);
 
+  sy::modelgen::install_generate_hook();  // the config says generate
   auto variant = sy::engine::Variant::build(tiny_config());
   DriverOptions opt;
   size_t last_progress = 0;

@@ -140,8 +140,11 @@ TEST(BenchHttp, TokensPerChunkAndRequestBody) {
   it.prompt = {3, 4, 5};
   it.max_new_tokens = 7;
   EXPECT_EQ(completion_body(it, "dense"),
-            "{\"model\": \"dense\", \"prompt\": [3,4,5], \"max_tokens\": 7, \"temperature\": 0, "
-            "\"ignore_eos\": true, \"stream\": true}");
+            "{\"model\":\"dense\",\"prompt\":[3,4,5],\"max_tokens\":7,\"temperature\":0,"
+            "\"ignore_eos\":true,\"stream\":true}");
+  EXPECT_EQ(completion_body("hi \"you\"", 2, false),
+            "{\"prompt\":\"hi \\\"you\\\"\",\"max_tokens\":2,\"temperature\":0,\"ignore_eos\":true,"
+            "\"stream\":false}");
 }
 
 TEST(BenchHttp, ReplayRecordsStreamedTokens) {
@@ -164,7 +167,7 @@ TEST(BenchHttp, ReplayRecordsStreamedTokens) {
   ASSERT_EQ(reqs.size(), 3u);
   for (const auto& q : reqs) {
     EXPECT_EQ(q.rfind("POST /v1/completions HTTP/1.1\r\n", 0), 0u);
-    EXPECT_NE(q.find("\"max_tokens\": 3"), std::string::npos);
+    EXPECT_NE(q.find("\"max_tokens\":3"), std::string::npos);
   }
 }
 

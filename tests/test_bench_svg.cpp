@@ -1,12 +1,14 @@
 // The SVG writer: well-formed XML (checked by a small parser here), one polyline per series
-// with one coordinate pair per point, escaped text, round-number ticks; and the JSON writer's
-// exact output.
+// with one coordinate pair per point, escaped text, round-number ticks; and report.json's
+// schema order, escapes and nulls (nlohmann::ordered_json writes it).
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <regex>
 
-#include "bench/json.h"
+#include <nlohmann/json.hpp>
+
+#include "bench/report.h"
 #include "bench/svg.h"
 
 using namespace sy::bench;
@@ -163,17 +165,28 @@ TEST(BenchSvg, NiceTicks) {
   near(nice_ticks(0.5, 97), {0, 20, 40, 60, 80, 100});
 }
 
-TEST(BenchJson, WriterNestsEscapesAndNullsNonFinite) {
-  JsonWriter j;
-  j.begin_object().field("name", "a \"q\"\n").field("n", 3).field("x", 0.5).field("bad", NAN);
-  j.field("none", std::optional<double>{})
-      .key("list")
-      .begin_array(true)
-      .value(1)
-      .value(2)
-      .end_array();
-  j.key("obj").begin_object().field("ok", true).end_object().end_object();
-  EXPECT_EQ(j.str(),
-            "{\n  \"name\": \"a \\\"q\\\"\\u000a\",\n  \"n\": 3,\n  \"x\": 0.5,\n  \"bad\": null,\n"
-            "  \"none\": null,\n  \"list\": [1, 2],\n  \"obj\": {\n    \"ok\": true\n  }\n}\n");
+TEST(BenchJson, ReportKeepsSchemaOrderAndNullsNonFinite) {
+  BenchReport r;
+  r.config.origin = "a \"q\"\n.toml";
+  r.config.workload.rate = INFINITY;
+  r.run_time_s = 1.23456789;
+  VariantResult skipped;
+  skipped.name = "gone";
+  skipped.skip_reason = "no device";
+  r.variants.push_back(skipped);
+  const std::string text = report_json(r);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"switchyard.bench\",\n  \"schema_version\": 1,\n  "
+                       "\"config\": \"a \\\"q\\\"\\n.toml\",\n  \"run_time_s\": 1.23457,\n",
+                       0),
+            0u)
+      << text;
+  const auto j = nlohmann::ordered_json::parse(text);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema", "schema_version", "config", "run_time_s",
+                                            "definitions", "workload", "slo", "variants"}));
+  EXPECT_TRUE(j["workload"]["rate"].is_null());
+  EXPECT_EQ(
+      j["variants"][0].dump(),
+      "{\"name\":\"gone\",\"status\":\"skipped\",\"skip_reason\":\"no device\",\"wall_s\":0}");
 }

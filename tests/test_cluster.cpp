@@ -15,8 +15,8 @@
 #include <regex>
 #include <thread>
 
+#include "bench/free_port.h"
 #include "bench/http_client.h"
-#include "server/free_port.h"
 #include "tiny_model.h"
 
 namespace fs = std::filesystem;
@@ -160,7 +160,7 @@ class Cluster : public testing::Test {
                        << "[backend]\nplugin = \"cpu_ref\"\n"
                        << "[scheduler]\nplugin = \"dynamic\"\n"
                        << "[engine]\nprefix_caching = true\nmax_seqs = 8\n";
-    port_ = sy::server::free_loopback_port();
+    port_ = sy::bench::free_loopback_port();
     script_ = std::string(SWITCHYARD_SOURCE_DIR) + "/scripts/cluster.sh";
     common_ = " --dir '" + (dir_ / "run").string() + "'";
     const auto [rc, out] =

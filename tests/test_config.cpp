@@ -4,6 +4,10 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "engine/model_file.h"
+#include "gguf/gguf.h"
+#include "modelgen/generate_hook.h"
+#include "modelgen/shape_file.h"
 
 using sy::ConfigError;
 using sy::parse_config;
@@ -166,4 +170,30 @@ TEST(Config, ShapeFromToml) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), path + ":1:1: n_layers: unknown key");
   }
+}
+
+// `[model] generate` writes a missing model only through the maker the program registered: the
+// engine alone refuses, naming the config, the file and why.
+TEST(Config, GenerateGoesThroughTheRegisteredMaker) {
+  const auto dir = std::filesystem::temp_directory_path() / "sy-config-generate-hook";
+  std::filesystem::remove_all(dir);
+  sy::ModelConfig m;
+  m.path = (dir / "tiny.gguf").string();
+  m.generate = "dense-tiny";
+  sy::engine::set_model_file_maker(nullptr);
+  try {
+    sy::engine::ensure_model_file(m, dir, "c.toml");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "c.toml: model.generate: " + m.path +
+                  " is missing and this program cannot write models (no model generator "
+                  "registered)");
+  }
+  EXPECT_FALSE(std::filesystem::exists(m.path));
+  sy::modelgen::install_generate_hook();
+  sy::engine::ensure_model_file(m, dir, "c.toml");
+  const auto f = sy::gguf::File::open(m.path);
+  EXPECT_EQ(f->tensors().size(), 21u);  // dense-tiny: embedding, 2 x 9 layer tensors, norm, output
+  std::filesystem::remove_all(dir);
 }

@@ -4,11 +4,19 @@
 //
 // Tolerances: |onednn - ref| <= rtol * mag (+ the activation quantization bound for the
 // quantised types). mag is the sum of |x_k w_k| for a dot product and the largest |v| of the
-// cache for attention; rtol = 1e-5 (F32 accumulation against cpu_ref's double). Quantised
-// weights (Q8_0 and every ggml block type) read activations quantized to int16 blocks
-// (kernels/kernels.h: d = max|x| / 32767 per 256 values, the last block of a row shorter, so
-// each value is off by at most d / 2): the bound adds sum over blocks of d / 2 * sum |w|.
-// Dequantisation (get_rows, the GEMM's panels) must equal cpu_ref's codecs bit for bit.
+// cache for attention; rtol = 1e-5 (F32 accumulation against cpu_ref's double). The GEMV of a
+// quantised weight type (Q8_0 and every ggml block type) reads quantized activations
+// (kernels/kernels.h), each value off by at most d / 2:
+// - by default 8-bit blocks as llama.cpp's (d = max|x| / 127 per 32 values, per 256 for the
+//   super-block types). With the GEMV forced, the result is checked against this file's scalar
+//   reference of the same arithmetic (the same quants, then exact products in double) within
+//   rtol * mag of the quantized activations: the integer dot products are exact, so only the
+//   F32 scaling and accumulation differ;
+// - with act_bits=16, int16 blocks (d = max|x| / 32767 per 256 values, the last block of a row
+//   shorter): the bound adds sum over blocks of d / 2 * sum |w| to cpu_ref's exact result.
+// Where the GEMV or the GEMM may run (the default crossover, the experts' matmuls) the bound is
+// the 8-bit one around the exact result. Dequantisation (get_rows, the GEMM's panels) must equal
+// cpu_ref's codecs bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,19 +61,48 @@ std::vector<int64_t> row_lengths(uint32_t dt) {
 }
 const char* const kPaths[] = {"scalar", "avx2", "avx512", "avx512_vnni", "avx_vnni"};
 
-// The activation quantization's bound on |dot(x, w) - dot(quantized x, w)|: blocks of 256.
-double quant_bound(const float* x, const float* w, int64_t k) {
+// The activation quantization's bound on |dot(x, w) - dot(quantized x, w)|: blocks of `block`
+// values with `levels` steps each side of zero.
+double quant_bound(const float* x, const float* w, int64_t k, int64_t block, double levels) {
   double bound = 0;
-  for (int64_t b0 = 0; b0 < k; b0 += 256) {
+  for (int64_t b0 = 0; b0 < k; b0 += block) {
     double amax = 0, wsum = 0;
-    for (int64_t c = b0; c < std::min<int64_t>(k, b0 + 256); ++c) {
+    for (int64_t c = b0; c < std::min<int64_t>(k, b0 + block); ++c) {
       amax = std::max(amax, std::fabs((double)x[c]));
       wsum += std::fabs((double)w[c]);
     }
-    bound += amax / 32767.0 / 2.0 * wsum;
+    bound += amax / levels / 2.0 * wsum;
   }
   return bound * 1.0001;
 }
+double q16_bound(const float* x, const float* w, int64_t k) {
+  return quant_bound(x, w, k, 256, 32767.0);
+}
+// The 8-bit formats' block: one scale per weight block (32 or 256 values).
+double q8_bound(uint32_t dtype, const float* x, const float* w, int64_t k) {
+  return quant_bound(x, w, k, sy::dtype::block_elems(dtype), 127.0);
+}
+
+// The 8-bit activations of one row as the kernels compute them, in the same F32 operations
+// (max |x| per block, q = round(x * (127 / max)) ties to even, d = max / 127), as values q * d.
+std::vector<double> q8_values(const float* x, int64_t k, int64_t block) {
+  std::vector<double> out(k);
+  for (int64_t b0 = 0; b0 < k; b0 += block) {
+    float amax = 0.0f;
+    for (int64_t c = b0; c < b0 + block; ++c) amax = std::max(amax, std::fabs(x[c]));
+    const float id = amax > 0.0f ? 127.0f / amax : 0.0f, d = amax / 127.0f;
+    for (int64_t c = b0; c < b0 + block; ++c) out[c] = std::nearbyint(x[c] * id) * (double)d;
+  }
+  return out;
+}
+
+// What the onednn result is checked against.
+enum class Expect {
+  exact,        // cpu_ref within rtol * mag (float weights, or the GEMM forced)
+  q8,           // the 8-bit GEMV: the scalar reference of the same arithmetic
+  q16,          // the int16 GEMV (act_bits=16): cpu_ref within the int16 bound
+  q8_or_exact,  // GEMV or GEMM: cpu_ref within the 8-bit bound
+};
 
 struct Rng : sy::test::XorShiftRng {
   explicit Rng(uint64_t seed) : XorShiftRng(seed, 7) {}
@@ -182,7 +219,8 @@ struct MatmulResult {
 // y = W x on cpu_onednn (with `params`) and cpu_ref; the bound per element.
 MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface& ref,
                          const std::vector<sy_param>& params, uint32_t dtype, int64_t m, int64_t k,
-                         int64_t n, uint64_t seed) {
+                         int64_t n, uint64_t seed, Expect expect) {
+  if (is_float(dtype)) expect = Expect::exact;
   Rng rng(seed);
   const std::vector<float> x = rng.vec(m * k, -2.0f, 2.0f), wf = rng.vec(k * n);
   const int64_t rb = sy::dtype::row_bytes(dtype, k);
@@ -199,13 +237,27 @@ MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface&
     (b ? r.ref : r.got) = h.read(ty);
   }
   r.bound.resize(m * n);
-  for (int64_t i = 0; i < m; ++i)
+  for (int64_t i = 0; i < m; ++i) {
+    const std::vector<double> xq = q8_values(&x[i * k], k, sy::dtype::block_elems(dtype));
     for (int64_t j = 0; j < n; ++j) {
+      const float* wj = &w[j * k];
       double mag = 0, quant = 0;
-      for (int64_t c = 0; c < k; ++c) mag += std::fabs((double)x[i * k + c] * w[j * k + c]);
-      if (!is_float(dtype)) quant = quant_bound(&x[i * k], &w[j * k], k);
+      if (expect == Expect::q8) {  // the same quants, exact products
+        double dot = 0;
+        for (int64_t c = 0; c < k; ++c) {
+          dot += xq[c] * wj[c];
+          mag += std::fabs(xq[c] * wj[c]);
+        }
+        r.ref[i * n + j] = (float)dot;
+        mag *= 1.0001;  // the float rounding of the reference itself
+      } else {
+        for (int64_t c = 0; c < k; ++c) mag += std::fabs((double)x[i * k + c] * wj[c]);
+      }
+      if (expect == Expect::q16) quant = q16_bound(&x[i * k], wj, k);
+      if (expect == Expect::q8_or_exact) quant = q8_bound(dtype, &x[i * k], wj, k);
       r.bound[i * n + j] = kRtol * mag + quant;
     }
+  }
   return r;
 }
 
@@ -219,24 +271,72 @@ MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface&
 
 // Every dtype, M = 1..9 (the kernel's 8-row groups and one more), odd N, and K odd where the
 // dtype allows it (block types: an odd number of whole blocks). With the GEMV forced for every
-// M, with the GEMM (dequantised panels) forced, and with the default crossover.
+// M (8-bit activations, the default, and int16 ones), with the GEMM (dequantised panels)
+// forced, and with the default crossover.
 TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
+  struct Mode {
+    const char *gemv_max_m, *act_bits, *name;
+    Expect expect;
+  };
+  const Mode modes[] = {{"64", nullptr, " gemv forced", Expect::q8},
+                        {"64", "16", " gemv forced, act_bits=16", Expect::q16},
+                        {"0", nullptr, " gemm forced", Expect::exact},
+                        {nullptr, nullptr, " default crossover", Expect::q8_or_exact}};
   uint64_t seed = 1;
-  for (const char* gemv_max_m : {(const char*)"64", (const char*)"0", (const char*)nullptr})
+  for (const Mode& mode : modes)
     for (uint32_t dtype : kDtypes) {
       std::vector<sy_param> params;
-      if (gemv_max_m) params.push_back({"gemv_max_m", gemv_max_m});
-      const std::string mode = !gemv_max_m                      ? " default crossover"
-                               : std::string(gemv_max_m) == "0" ? " gemm forced"
-                                                                : " gemv forced";
+      if (mode.gemv_max_m) params.push_back({"gemv_max_m", mode.gemv_max_m});
+      if (mode.act_bits) params.push_back({"act_bits", mode.act_bits});
       for (int64_t k : row_lengths(dtype))
         for (int64_t n : {1, 3, 77})
           for (int64_t m = 1; m <= 9; ++m) {
             SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " M=" + std::to_string(m) +
-                         " K=" + std::to_string(k) + " N=" + std::to_string(n) + mode);
-            EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, dtype, m, k, n, seed++)));
+                         " K=" + std::to_string(k) + " N=" + std::to_string(n) + mode.name);
+            EXPECT_TRUE(
+                within(matmul_both(*onednn_, *ref_, params, dtype, m, k, n, seed++, mode.expect)));
           }
     }
+}
+
+// The 8-bit kernels are exact in their integer part: activations that are already whole
+// multiples of a power of two with at most 127 levels per block quantize without error, so the
+// result is cpu_ref's within F32 rounding (an offset or sign error in a kernel shows at once).
+TEST_F(CpuKernels, Q8GemvExactOnActivationsThatQuantizeExactly) {
+  for (uint32_t dtype : kDtypes) {
+    if (is_float(dtype)) continue;
+    SCOPED_TRACE(sy::dtype::name(dtype));
+    const int64_t k = 3 * sy::dtype::block_elems(dtype), m = 3, n = 21;
+    Rng rng(dtype + 1000);
+    std::vector<float> x(m * k);
+    for (int64_t i = 0; i < m * k; ++i)  // 127 in every block: d = 1 / 64 exactly
+      x[i] = i % 32 == 5 ? 127.0f / 64 : (float)((int)(rng.next() % 255) - 127) / 64;
+    const std::vector<float> wf = rng.vec(k * n);
+    const int64_t rb = sy::dtype::row_bytes(dtype, k);
+    std::vector<uint8_t> wq(rb * n);
+    for (int64_t j = 0; j < n; ++j) sy::dtype::row_from_f32(dtype, &wf[j * k], &wq[j * rb], k);
+    std::vector<float> out[2];
+    for (int b = 0; b < 2; ++b) {
+      Handle h(b ? *ref_ : *onednn_);
+      sy_tensor tx = h.make(x, {k, m}), tw = h.make(wq, {k, n}, dtype), ty = h.zeros({n, m});
+      ASSERT_EQ(h.api().matmul(h.get(), &tx, &tw, &ty), SY_OK) << h.error();
+      out[b] = h.read(ty);
+    }
+    std::vector<float> w(k * n);
+    for (int64_t j = 0; j < n; ++j) sy::dtype::row_to_f32(dtype, &wq[j * rb], &w[j * k], k);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double mag = 0;
+        for (int64_t c = 0; c < k; ++c) mag += std::fabs((double)x[i * k + c] * w[j * k + c]);
+        EXPECT_LE(std::fabs((double)out[0][i * n + j] - out[1][i * n + j]), kRtol * mag)
+            << "row " << i << " column " << j;
+      }
+  }
+}
+
+TEST_F(CpuKernels, ActBitsOtherThanEightOrSixteenIsRefused) {
+  Handle h(*onednn_, {{"act_bits", "12"}});
+  EXPECT_NE(h.status(), SY_OK);
 }
 
 // Larger M with the default crossover: the prefill side of each dtype (GEMV or GEMM, whichever
@@ -247,7 +347,8 @@ TEST_F(CpuKernels, PrefillSizedMatmulsEveryDtype) {
     for (int64_t m : {16, 37}) {
       const int64_t k = is_float(dtype) ? 257 : 2 * sy::dtype::block_elems(dtype) * 3;
       SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " M=" + std::to_string(m));
-      EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, {}, dtype, m, k, 45, seed++)));
+      EXPECT_TRUE(
+          within(matmul_both(*onednn_, *ref_, {}, dtype, m, k, 45, seed++, Expect::q8_or_exact)));
     }
 }
 
@@ -317,7 +418,7 @@ TEST_F(CpuKernels, MoeMatmulEveryBlockFamily) {
             for (int64_t i = 0; i < K; ++i) mag += std::fabs((double)x[t * K + i] * wr[i]);
             const size_t e = (t * n_used + j) * N + c;
             EXPECT_LE(std::fabs((double)out[0][e] - out[1][e]),
-                      kRtol * mag + quant_bound(&x[t * K], wr, K))
+                      kRtol * mag + q8_bound(dtype, &x[t * K], wr, K))
                 << "token " << t << " slot " << j << " column " << c;
           }
     }
@@ -329,8 +430,9 @@ TEST_F(CpuKernels, GemvSplitsRowsAcrossThreads) {
   for (const char* threads : {"1", "2", "3"})
     for (uint32_t dtype : kDtypes) {
       SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " threads=" + threads);
-      const std::vector<sy_param> params = {{"threads", threads}};
-      EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, dtype, 3, 768, 1031, dtype + 5)));
+      const std::vector<sy_param> params = {{"threads", threads}, {"gemv_max_m", "64"}};
+      EXPECT_TRUE(
+          within(matmul_both(*onednn_, *ref_, params, dtype, 3, 768, 1031, dtype + 5, Expect::q8)));
     }
 }
 

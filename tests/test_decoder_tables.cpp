@@ -9,7 +9,7 @@
 #include "gguf/gguf.h"
 #include "host/plugin_host.h"
 #include "llama_variant.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "naive_llama.h"
 #include "nmse.h"
 #include "tiny_model.h"

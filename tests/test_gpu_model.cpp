@@ -12,58 +12,17 @@
 #include "gguf/gguf.h"
 #include "gpu_fixture.h"
 #include "host/plugin_host.h"
-#include "model/generator.h"
 #include "model/model.h"
+#include "modelgen/generator.h"
+#include "tiny_model.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-sy::PluginHost& host() {
-  static sy::PluginHost h({SWITCHYARD_PLUGIN_DIR, SWITCHYARD_TEST_PLUGIN_DIR});
-  return h;
-}
-
 const fs::path& model_file(const std::string& preset, const std::string& dtype) {
-  static std::map<std::string, fs::path> files;
-  const std::string key = preset + "-" + dtype;
-  if (auto it = files.find(key); it != files.end()) return it->second;
-  const fs::path p = fs::path(testing::TempDir()) / ("sy-gpu-" + key + ".gguf");
-  sy::model::write_random_model(sy::model::preset_shape(preset), dtype, 11, p);
-  return files[key] = p;
+  return sy::test::generated_model_file(preset, dtype, 11, "gpu");
 }
-
-// A model on one backend; run() prefills n_prefill tokens, then decodes the rest one at a
-// time, and returns the logits of every position.
-struct Loaded {
-  std::unique_ptr<sy::gguf::File> file;
-  std::unique_ptr<sy::Backend> backend;
-  std::unique_ptr<sy::model::Model> model;
-  std::unique_ptr<sy::model::KvCache> cache;
-  Loaded(const fs::path& p, const std::string& plugin) {
-    file = sy::gguf::File::open(p);
-    backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, plugin), sy::Params{});
-    if (!backend->device().available) return;
-    model = sy::model::load_model(*file, *backend);
-    model->reserve_state_slots(1);
-    const auto& mi = model->info();
-    cache =
-        std::make_unique<sy::model::KvCache>(*backend, mi.n_attn_layers, mi.kv_row_width, 16, 16);
-  }
-  std::vector<float> run(const std::vector<int32_t>& toks, uint32_t n_prefill) {
-    std::vector<int32_t> blocks;
-    EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
-    sy::model::SeqInput first{toks.data(), n_prefill, 0, &blocks, true, 0};
-    std::vector<float> out = model->forward({first}, *cache, true);
-    for (uint32_t p = n_prefill; p < toks.size(); ++p) {
-      sy::model::SeqInput d{&toks[p], 1, p, &blocks, true, 0};
-      const auto step = model->forward({d}, *cache);
-      out.insert(out.end(), step.begin(), step.end());
-    }
-    cache->pool().release(blocks);
-    return out;
-  }
-};
 
 struct Agreement {
   double nmse = 0, max_abs = 0;
@@ -91,10 +50,12 @@ class GpuModel : public ::testing::TestWithParam<std::string> {
   void expect_agrees(const fs::path& file, const std::string& what, uint32_t n_prefill,
                      uint32_t n_total, int32_t n_vocab) {
     SCOPED_TRACE(what);
-    Loaded gpu(file, GetParam()), ref(file, "cpu_ref");
+    sy::test::Loaded gpu(file, GetParam(), 16, SY_DTYPE_F32, {}, 1),
+        ref(file, "cpu_ref", 16, SY_DTYPE_F32, {}, 1);
     std::vector<int32_t> toks(n_total);
     for (uint32_t i = 0; i < n_total; ++i) toks[i] = (int32_t)((i * 37 + 5) % n_vocab);
-    const auto g = gpu.run(toks, n_prefill), r = ref.run(toks, n_prefill);
+    const auto g = gpu.prefill_then_decode(toks, n_prefill),
+               r = ref.prefill_then_decode(toks, n_prefill);
     ASSERT_EQ(g.size(), r.size());
     const Agreement a = compare(g, r);
     EXPECT_LT(a.nmse, 1e-8);

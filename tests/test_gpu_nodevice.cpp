@@ -12,7 +12,7 @@
 #include "gpu_fixture.h"
 #include "host/log.h"
 #include "log_capture.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "switchyard/common/dtype.h"
 
 namespace fs = std::filesystem;

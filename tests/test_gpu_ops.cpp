@@ -18,12 +18,15 @@
 #include <vector>
 
 #include "gpu_fixture.h"
+#include "op_compare.h"
 #include "rope_ext_args.h"
 #include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
 
+using sy::test::abs_of;
+using sy::test::encode;
 using sy::test::Handle;
 
 constexpr double kTol = 2e-5;
@@ -44,36 +47,12 @@ struct Rng : sy::test::XorShiftRng {
   explicit Rng(uint64_t seed) : XorShiftRng(seed, 3) {}
 };
 
+// The GPU against cpu_ref: every element within kTol of its magnitude.
 ::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& ref,
                                  const std::vector<double>& mag, double rtol = kTol) {
-  if (got.size() != ref.size() || got.size() != mag.size())
-    return ::testing::AssertionFailure() << "size mismatch";
-  size_t bad = 0, worst = 0;
-  double worst_ratio = -1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs((double)got[i] - ref[i]), lim = rtol * mag[i] + 1e-30;
-    const double ratio = std::isnan(err) ? INFINITY : err / lim;
-    if (ratio > 1) ++bad;
-    if (ratio > worst_ratio) worst = i, worst_ratio = ratio;
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << bad << " of " << got.size() << " elements off; worst [" << worst << "] got "
-         << got[worst] << " want " << ref[worst] << " (mag " << mag[worst] << ")";
+  return sy::test::close(got, ref, mag, rtol);
 }
 
-std::vector<double> abs_of(const std::vector<float>& v) {
-  std::vector<double> a(v.size());
-  for (size_t i = 0; i < v.size(); ++i) a[i] = std::fabs(v[i]);
-  return a;
-}
-
-std::vector<uint8_t> encode(uint32_t dtype, const std::vector<float>& v, int64_t k, int64_t n) {
-  const int64_t rb = sy::dtype::row_bytes(dtype, k);
-  std::vector<uint8_t> out(rb * n);
-  for (int64_t j = 0; j < n; ++j) sy::dtype::row_from_f32(dtype, &v[j * k], &out[j * rb], k);
-  return out;
-}
 std::vector<float> decode(uint32_t dtype, const std::vector<uint8_t>& b, int64_t k, int64_t n) {
   std::vector<float> out(k * n);
   const int64_t rb = sy::dtype::row_bytes(dtype, k);

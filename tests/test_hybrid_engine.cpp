@@ -12,7 +12,7 @@
 #include "host/plugin_host.h"
 #include "host/process_scheduler.h"
 #include "host/scheduler.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "naive_hybrid.h"
 
 namespace fs = std::filesystem;

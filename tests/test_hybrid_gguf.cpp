@@ -15,8 +15,8 @@
 #include "gguf/gguf.h"
 #include "host/plugin_host.h"
 #include "model/decoder_hparams.h"
-#include "model/generator.h"
 #include "model/model.h"
+#include "modelgen/generator.h"
 
 namespace fs = std::filesystem;
 using sy::model::ModelShape;

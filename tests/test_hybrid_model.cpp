@@ -4,7 +4,8 @@
 // the expert activation counters.
 //
 // Tolerances (normalised MSE, llama.cpp's cross-backend measure): F32 weights vs the double
-// reference < 1e-9; F16 / Q8_0 weights (dequantised identically in the reference) < 1e-7;
+// reference < 1e-9; F16 / Q8_0 weights (dequantised identically in the reference) < 1e-7, but
+// cpu_onednn's default 8-bit GEMV activations (llama.cpp's Q8_0 blocks) < 1e-4;
 // cpu_onednn vs cpu_ref < 1e-10 with max |diff| < 1e-4 (observed: ~1e-13 and ~3e-6 on logits of
 // magnitude ~1); decode or chunked prefill vs one prefill
 // < 1e-10 (cpu_ref: identical arithmetic, so the bound is loose there).
@@ -19,48 +20,27 @@
 #include "host/host_api.h"
 #include "host/plugin_host.h"
 #include "model/decoder_model.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "naive_hybrid.h"
 #include "nmse.h"
+#include "tiny_model.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-sy::PluginHost& host() {
-  static sy::PluginHost h({SWITCHYARD_PLUGIN_DIR, SWITCHYARD_TEST_PLUGIN_DIR});
-  return h;
-}
+using sy::test::host;
 
-// A generated model per (preset, dtype), written once per process under a unique name and
-// renamed into place (ctest runs the tests of one binary as parallel processes).
+// A generated model per (preset, dtype), seed 7.
 const fs::path& model_file(const std::string& preset, const std::string& dtype) {
-  static std::map<std::string, fs::path> files;
-  const std::string key = preset + "-" + dtype;
-  if (auto it = files.find(key); it != files.end()) return it->second;
-  const fs::path dir = testing::TempDir();
-  const fs::path p = dir / ("sy-hybrid-" + key + ".gguf");
-  const fs::path tmp = dir / ("sy-hybrid-" + key + "-" + std::to_string(::getpid()) + ".gguf");
-  sy::model::write_random_model(sy::model::preset_shape(preset), dtype, 7, tmp);
-  fs::rename(tmp, p);
-  return files[key] = p;
+  return sy::test::generated_model_file(preset, dtype, 7, "hybrid");
 }
 
-struct Loaded {
-  std::unique_ptr<sy::gguf::File> file;
-  std::unique_ptr<sy::Backend> backend;
-  std::unique_ptr<sy::model::Model> model;
-  std::unique_ptr<sy::model::KvCache> cache;
+// A model with `slots` recurrent-state slots, run one sequence at a time in prefill chunks.
+struct Loaded : sy::test::Loaded {
   Loaded(const fs::path& p, const std::string& backend_name, uint32_t slots = 4,
-         uint32_t blocks = 64) {
-    file = sy::gguf::File::open(p);
-    backend =
-        std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
-    model = sy::model::load_model(*file, *backend);
-    model->reserve_state_slots(slots);
-    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,
-                                                 model->info().kv_row_width, 16, blocks);
-  }
+         uint32_t blocks = 64, const sy::Params& params = {})
+      : sy::test::Loaded(p, backend_name, blocks, SY_DTYPE_F32, params, slots) {}
   uint32_t V() const { return model->info().n_vocab; }
   // All-position logits of one sequence in `slot`, prefilled in chunks of the given sizes (the
   // last one takes the rest), then the KV blocks are released.
@@ -126,17 +106,29 @@ INSTANTIATE_TEST_SUITE_P(Backends, HybridAgainstNaive,
                            return s;
                          });
 
+// cpu_onednn's GEMV quantizes the activations of Q8_0 matmuls to 8-bit blocks by default, as
+// llama.cpp's CPU backend does: its logits on llama.cpp's own tiny-llama-Q8_0.gguf differ from
+// the exact ones by NMSE 6.1e-5 (test_reference_logits), so 1e-4 there; with act_bits=16
+// (nearly exact int16 activations) the exact bound of 1e-7 still holds.
 TEST(HybridAgainstNaiveQ8, JambaAndMixtralWithQ8Weights) {
+  struct Run {
+    const char* backend;
+    sy::Params params;
+    double bound;
+  };
+  const Run runs[] = {
+      {"cpu_ref", {}, 1e-7}, {"cpu_onednn", {{"act_bits", "16"}}, 1e-7}, {"cpu_onednn", {}, 1e-4}};
   for (const char* preset : {"hybrid-tiny", "moe-tiny"})
-    for (const char* backend : {"cpu_ref", "cpu_onednn"}) {
-      Loaded m(model_file(preset, "q8_0"), backend);
+    for (const Run& r : runs) {
+      Loaded m(model_file(preset, "q8_0"), r.backend, 4, 64, r.params);
       sy::test::NaiveHybrid ref(*m.file);
       const auto toks = sample_tokens(13, ref.n_vocab(), 2);
       const auto got = m.run(toks);
       const auto want = ref.logits(std::vector<int>(toks.begin(), toks.end()));
       for (size_t t = 0; t < toks.size(); ++t)
-        EXPECT_LT(nmse(row(got, t, m.V()), want[t]), 1e-7)
-            << preset << " " << backend << " position " << t;
+        EXPECT_LT(nmse(row(got, t, m.V()), want[t]), r.bound)
+            << preset << " " << r.backend << (r.params.empty() ? "" : " act_bits=16")
+            << " position " << t;
     }
 }
 

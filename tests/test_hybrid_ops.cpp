@@ -6,7 +6,8 @@
 // the result (conv: |b| + sum |w x|; scan state: the same recurrence on |terms|; y: sum |h C| +
 // |D u|). rtol = 1e-5 (F32 accumulation and the AVX2 exp against double); 1e-4 for reduced
 // precision expert weights (compared on the dequantised weights, so only summation order and
-// the F32 activations differ).
+// the F32 activations differ), plus, for block-type expert weights, act_quant_bound.h's bound:
+// a backend may quantize the activations to 8-bit blocks as llama.cpp's CPU backend does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,12 +17,15 @@
 #include <string>
 #include <vector>
 
+#include "act_quant_bound.h"
 #include "backend_fixture.h"
+#include "op_compare.h"
 #include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
 namespace {
 
+using sy::test::close;
 using sy::test::LoadedPlugin;
 
 constexpr double kF32Tol = 1e-5;
@@ -33,23 +37,6 @@ struct Rng : sy::test::XorShiftRng {
 
 double silu(double v) {
   return v / (1.0 + std::exp(-v));
-}
-
-::testing::AssertionResult close(const std::vector<float>& got, const std::vector<double>& ref,
-                                 const std::vector<double>& mag, double rtol) {
-  if (got.size() != ref.size()) return ::testing::AssertionFailure() << "size mismatch";
-  size_t bad = 0, worst = 0;
-  double worst_ratio = -1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - ref[i]), lim = rtol * mag[i] + 1e-30;
-    const double ratio = std::isnan(err) ? INFINITY : err / lim;
-    if (ratio > 1) ++bad;
-    if (ratio > worst_ratio) worst = i, worst_ratio = ratio;
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << bad << " of " << got.size() << " elements off; worst [" << worst << "] got "
-         << got[worst] << " want " << ref[worst] << " (mag " << mag[worst] << ")";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -428,7 +415,7 @@ TEST_P(HybridOps, MoeMatmulEveryDtypeBroadcastAndPerSlotInputs) {
         sy_tensor ty = f32(std::vector<float>(N * k * T, NAN), {N, k, T});
         sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty};
         ASSERT_EQ(api_->moe_matmul(be_, &a), SY_OK) << error();
-        std::vector<double> ref(N * k * T), mag(N * k * T);
+        std::vector<double> ref(N * k * T), mag(N * k * T), act_q8(N * k * T);
         for (int64_t t = 0; t < T; ++t)
           for (int64_t j = 0; j < k; ++j)
             for (int64_t n = 0; n < N; ++n) {
@@ -439,8 +426,11 @@ TEST_P(HybridOps, MoeMatmulEveryDtypeBroadcastAndPerSlotInputs) {
                 s += (double)xr[c] * wr[c], m += std::fabs((double)xr[c] * wr[c]);
               ref[(t * k + j) * N + n] = s;
               mag[(t * k + j) * N + n] = m;
+              act_q8[(t * k + j) * N + n] = sy::test::act_q8_bound(xr, wr, K);
             }
-        EXPECT_TRUE(close(read(ty), ref, mag, dtype == SY_DTYPE_F32 ? kF32Tol : kQuantTol));
+        const bool block = sy::dtype::block_elems(dtype) > 1;
+        EXPECT_TRUE(close(read(ty), ref, mag, dtype == SY_DTYPE_F32 ? kF32Tol : kQuantTol, 0,
+                          block ? &act_q8 : nullptr));
       }
 }
 

@@ -7,7 +7,7 @@
 #include "engine/engine.h"
 #include "gguf/gguf.h"
 #include "host/plugin_host.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "naive_llama.h"
 #include "nmse.h"
 #include "tiny_model.h"

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "engine/model_file.h"
+#include "modelgen/generate_hook.h"
 
 namespace fs = std::filesystem;
 
@@ -21,6 +22,7 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 sy::ModelConfig tiny(const fs::path& path) {
+  sy::modelgen::install_generate_hook();  // `generate` writes through the registered writer
   sy::ModelConfig m;
   m.path = path.string();
   m.generate = "dense-tiny";

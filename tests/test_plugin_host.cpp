@@ -56,8 +56,7 @@ void expect_scheduler_works(sy::Scheduler& s) {
   p.entries_capacity = 4;
   p.preempt = pre;
   p.preempt_capacity = 4;
-  std::string err;
-  ASSERT_EQ(s.plan(v, p, err), SY_OK) << err;
+  ASSERT_NO_THROW(s.plan(v, p));
   ASSERT_EQ(p.n_entries, 1u);
   EXPECT_EQ(e[0].id, 7u);
   EXPECT_EQ(e[0].num_tokens, 5u);

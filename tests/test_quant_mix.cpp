@@ -9,8 +9,8 @@
 #include <map>
 
 #include "gguf/gguf.h"
-#include "model/generator.h"
-#include "model/quant_mix.h"
+#include "modelgen/generator.h"
+#include "modelgen/quant_mix.h"
 #include "reference_data.h"
 #include "switchyard/common/dtype.h"
 #include "switchyard/common/file_type.h"

@@ -1,8 +1,10 @@
 // Whole-model logits over llama.cpp's files in every quantisation type (../shared/ggml-reference)
 // on cpu_ref and cpu_onednn, against the logits llama.cpp computed: NMSE < 1e-6 for F32, < 1e-3
 // for quantised files (llama.cpp also quantises the activations, so exact dequantisation with
-// F32 activations differs from it slightly; a wrong block layout gives NMSE near 1). And models
-// `mkmodel --dtype` writes in the mixed types against the naive forward pass.
+// F32 activations differs from it slightly; a wrong block layout gives NMSE near 1). cpu_onednn
+// both prefilled (the GEMM on dequantised panels, exact) and decoded through the cache (the
+// GEMV on 8-bit activations, llama.cpp's own arithmetic). And models `mkmodel --dtype` writes in
+// the mixed types against the naive forward pass.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -17,6 +19,7 @@ using sy::test::Loaded;
 
 struct Case {
   std::string backend, type;  // type: "f32" or a reference_quant_types() entry
+  bool decode = false;        // the prompt's first 4 tokens prefilled, then one at a time
 };
 
 class ReferenceLogits : public testing::TestWithParam<Case> {};
@@ -33,9 +36,11 @@ TEST_P(ReferenceLogits, NmseAgainstLlamaCppWithinTheBound) {
 
   Loaded m(path, c.backend);
   ASSERT_EQ(m.model->info().n_vocab, row.n_vocab);
-  const std::vector<float> got = m.prefill(row.prompt);
+  const std::vector<float> got =
+      c.decode ? m.prefill_then_decode(row.prompt, 4) : m.prefill(row.prompt);
   const double e = sy::test::nmse(want, got);
-  std::printf("  %-10s %-7s NMSE %.3e\n", c.backend.c_str(), c.type.c_str(), e);
+  std::printf("  %-10s %-7s %-7s NMSE %.3e\n", c.backend.c_str(), c.type.c_str(),
+              c.decode ? "decode" : "prefill", e);
   EXPECT_LT(e, c.type == "f32" ? 1e-6 : 1e-3);
 }
 
@@ -45,34 +50,46 @@ std::vector<Case> cases() {
     out.push_back({be, "f32"});
     for (const auto& t : sy::test::reference_quant_types()) out.push_back({be, t});
   }
+  out.push_back({"cpu_onednn", "f32", true});
+  for (const auto& t : sy::test::reference_quant_types()) out.push_back({"cpu_onednn", t, true});
   return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, ReferenceLogits, testing::ValuesIn(cases()), [](const auto& info) {
-  return info.param.backend + "_" + info.param.type;
+  return info.param.backend + "_" + info.param.type + (info.param.decode ? "_decode" : "");
 });
 
-// cpu_onednn against cpu_ref on llama.cpp's files of every type, decoding through the cache (one
-// token per step: the integer-dot GEMV on int16-quantized activations) and prefilling (the
-// GEMM on dequantised panels). The activations' quantization (d = max|x| / 32767 per 256
-// values, kernels/kernels.h) moves each matmul input by at most 1.5e-5 of its block's largest
-// value, so the logits stay within NMSE 1e-8 of cpu_ref's; a wrong scale, offset or code in a
-// block type's kernel gives NMSE far above it (a 0.1% offset error already fails the kernel
-// tests).
+// cpu_onednn against cpu_ref (exact dequantisation, F32 activations) on llama.cpp's files of
+// every type, decoding through the cache (one token per step: the integer-dot GEMV) and
+// prefilling (the GEMM on dequantised panels, NMSE < 1e-8).
+// - The default 8-bit activations (ggml's Q8_0 / Q8_K blocks, kernels/kernels.h) are what
+//   llama.cpp's CPU backend computes with, so the decode logits may differ from cpu_ref's as
+//   much as llama.cpp's own do: NMSE(cpu_ref, llama.cpp's logits) is 6e-5 to 1.3e-4 on these
+//   files, measured here per file; the bound is twice that (a wrong scale, offset or sign gives
+//   NMSE near 1, and the kernel tests check the arithmetic itself to F32 rounding).
+// - act_bits=16 (int16 activations, d = max|x| / 32767 per 256 values) moves each matmul input
+//   by at most 1.5e-5 of its block's largest value: NMSE < 1e-8.
 TEST(ReferenceFilesOnednn, DecodeAndPrefillAgreeWithCpuRefInEveryType) {
   const auto manifest = sy::test::read_manifest();
   for (const auto& t : sy::test::reference_quant_types()) {
     SCOPED_TRACE(t);
     const auto path = sy::test::reference_models() / ("tiny-llama-" + t + ".gguf");
     const auto& prompt = manifest.at(path.filename().string()).prompt;
-    Loaded ref(path, "cpu_ref"), onednn(path, "cpu_onednn");
+    Loaded ref(path, "cpu_ref"), onednn(path, "cpu_onednn"),
+        onednn16(path, "cpu_onednn", 64, SY_DTYPE_F32, {{"act_bits", "16"}});
     const std::vector<float> want = ref.prefill(prompt);
+    const double e_llama = sy::test::nmse(want, sy::test::read_logits(path));
     const std::vector<float> dec = onednn.prefill_then_decode(prompt, 4);
+    const std::vector<float> dec16 = onednn16.prefill_then_decode(prompt, 4);
     const std::vector<float> pre = onednn.prefill(prompt);
-    const double e_dec = sy::test::nmse(want, dec), e_pre = sy::test::nmse(want, pre);
-    std::printf("  %-7s cpu_onednn vs cpu_ref NMSE: decode %.2e, prefill %.2e\n", t.c_str(), e_dec,
-                e_pre);
-    EXPECT_LT(e_dec, 1e-8);
+    const double e_dec = sy::test::nmse(want, dec), e_dec16 = sy::test::nmse(want, dec16),
+                 e_pre = sy::test::nmse(want, pre);
+    std::printf(
+        "  %-7s NMSE vs cpu_ref: llama.cpp %.2e; cpu_onednn decode %.2e (act_bits=16 %.2e), "
+        "prefill %.2e\n",
+        t.c_str(), e_llama, e_dec, e_dec16, e_pre);
+    EXPECT_LT(e_dec, 2 * e_llama);
+    EXPECT_LT(e_dec16, 1e-8);
     EXPECT_LT(e_pre, 1e-8);
   }
 }

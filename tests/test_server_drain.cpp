@@ -12,7 +12,7 @@
 #include <future>
 #include <sstream>
 
-#include "server/free_port.h"
+#include "bench/free_port.h"
 #include "server_fixture.h"
 
 extern char** environ;
@@ -73,7 +73,7 @@ TEST(ServerDrain, SigtermDrainsTheServeCommand) {
   const auto config = dir / "drain_sigterm.toml";
   const auto log = dir / "drain_sigterm.log";
   sy::test::write_file(config, held_config(5000));
-  const uint16_t port = sy::server::free_loopback_port();
+  const uint16_t port = sy::bench::free_loopback_port();
   std::vector<std::string> args = {SWITCHYARD_BIN,  "serve",  "--config",
                                    config.string(), "--port", std::to_string(port)};
   std::vector<char*> argv;

@@ -16,7 +16,7 @@
 #include "engine/variant.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
 
 namespace fs = std::filesystem;
 

@@ -4,7 +4,7 @@
 // counts come from asking the full variant directly.
 #include <gtest/gtest.h>
 
-#include "model/generator.h"
+#include "modelgen/generator.h"
 #include "server/serve_config.h"
 #include "server/serve_metrics.h"
 #include "server/shadow.h"

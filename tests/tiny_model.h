@@ -17,16 +17,17 @@
 #include "host/backend.h"
 #include "host/plugin_host.h"
 #include "host/scheduler.h"
-#include "model/generator.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "modelgen/generator.h"
 
 namespace sy::test {
 
 namespace fs = std::filesystem;
 
+// The in-tree plugins, then the test plugins (GPU emulators, deliberately broken backends).
 inline sy::PluginHost& host() {
-  static sy::PluginHost h({SWITCHYARD_PLUGIN_DIR});
+  static sy::PluginHost h({SWITCHYARD_PLUGIN_DIR, SWITCHYARD_TEST_PLUGIN_DIR});
   return h;
 }
 
@@ -46,18 +47,23 @@ inline const fs::path& model_file(const std::string& dtype, bool tied = false) {
   return files[key] = p;
 }
 
-// A generated model of any preset (hybrid-tiny, mamba-tiny, ...), f32, written once per process
-// under a per-pid name and renamed into place (ctest runs tests of a binary in parallel).
-inline const fs::path& preset_model_file(const std::string& preset, uint64_t seed = 3) {
+// A generated model of any preset (dense-tiny, hybrid-tiny, mamba-tiny, ...) in `dtype`, written
+// once per process as sy-<prefix>-<preset>-<dtype>-s<seed>.gguf, under a per-pid name and renamed
+// into place (ctest runs the tests of one binary as parallel processes).
+inline const fs::path& generated_model_file(const std::string& preset, const std::string& dtype,
+                                            uint64_t seed, const std::string& prefix) {
   static std::map<std::string, fs::path> files;
-  const std::string key = preset + "-s" + std::to_string(seed);
+  const std::string key = prefix + "-" + preset + "-" + dtype + "-s" + std::to_string(seed);
   if (auto it = files.find(key); it != files.end()) return it->second;
   const fs::path dir = testing::TempDir();
-  const fs::path p = dir / ("sy-preset-" + key + ".gguf");
-  const fs::path tmp = dir / ("sy-preset-" + key + "-" + std::to_string(::getpid()) + ".gguf");
-  sy::model::write_random_model(sy::model::preset_shape(preset), "f32", seed, tmp);
+  const fs::path p = dir / ("sy-" + key + ".gguf");
+  const fs::path tmp = dir / ("sy-" + key + "-" + std::to_string(::getpid()) + ".gguf");
+  sy::model::write_random_model(sy::model::preset_shape(preset), dtype, seed, tmp);
   fs::rename(tmp, p);
   return files[key] = p;
+}
+inline const fs::path& preset_model_file(const std::string& preset, uint64_t seed = 3) {
+  return generated_model_file(preset, "f32", seed, "preset");
 }
 
 struct Loaded {
@@ -65,12 +71,14 @@ struct Loaded {
   std::unique_ptr<sy::Backend> backend;
   std::unique_ptr<sy::model::Model> model;
   std::unique_ptr<sy::model::KvCache> cache;
+  // `state_slots`: sequences a recurrent (SSM) model can hold at once; nothing for llama.
   Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64,
-         uint32_t kv_dtype = SY_DTYPE_F32) {
+         uint32_t kv_dtype = SY_DTYPE_F32, const sy::Params& params = {},
+         uint32_t state_slots = 4) {
     file = sy::gguf::File::open(p);
-    backend =
-        std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), sy::Params{});
+    backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), params);
     model = sy::model::load_model(*file, *backend);
+    model->reserve_state_slots(state_slots);
     cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,
                                                  model->info().kv_row_width, 16, blocks, kv_dtype);
   }
@@ -78,7 +86,7 @@ struct Loaded {
   std::vector<float> prefill(const std::vector<int32_t>& toks) {
     std::vector<int32_t> blocks;
     EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
-    sy::model::SeqInput in{toks.data(), uint32_t(toks.size()), 0, &blocks, true};
+    sy::model::SeqInput in{toks.data(), uint32_t(toks.size()), 0, &blocks, true, 0};
     auto out = model->forward({in}, *cache, true);
     cache->pool().release(blocks);
     return out;
@@ -88,11 +96,11 @@ struct Loaded {
   std::vector<float> prefill_then_decode(const std::vector<int32_t>& toks, uint32_t n_prefill) {
     std::vector<int32_t> blocks;
     EXPECT_TRUE(cache->pool().allocate(cache->blocks_for(toks.size()), blocks));
-    sy::model::SeqInput first{toks.data(), n_prefill, 0, &blocks, true};
+    sy::model::SeqInput first{toks.data(), n_prefill, 0, &blocks, true, 0};
     auto step = model->forward({first}, *cache, true);
     std::vector<float> out(step.begin(), step.end());
     for (uint32_t p = n_prefill; p < toks.size(); ++p) {
-      sy::model::SeqInput d{&toks[p], 1, p, &blocks, true};
+      sy::model::SeqInput d{&toks[p], 1, p, &blocks, true, 0};
       step = model->forward({d}, *cache);
       out.insert(out.end(), step.begin(), step.end());
     }

@@ -34,6 +34,7 @@ std::unique_ptr<plugin::Backend> make_backend(const BackendOptions& opt) {
 OnednnBackend::OnednnBackend(const BackendOptions& opt)
     : threads_(opt.threads),
       gemv_max_m_(opt.gemv_max_m),
+      act_bits_(opt.act_bits),
       kernels_(kernels::table_for(opt.path)),
       pool_(opt.threads),
       gemm_(opt.threads),
@@ -59,10 +60,27 @@ void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
 void OnednnBackend::gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w,
                          const Tensor& y) {
   const int64_t k = w.ne[0], n = w.ne[1], m = x.rows();
-  kernels::GemvArgs a{x.f32(), nullptr, nullptr,   nullptr,
-                      m,       k,       w.bytes(), dtype::row_bytes(w.dtype, k),
-                      y.f32(), n};
-  if (g.act == kernels::ActFormat::q16) {  // once per call, shared by every weight row
+  kernels::GemvArgs a{};
+  a.x = x.f32();
+  a.m = m, a.k = k;
+  a.w = w.bytes();
+  a.row_bytes = dtype::row_bytes(w.dtype, k);
+  a.y = y.f32(), a.ldy = n;
+  const bool q8 = act_bits_ == 8 && g.fn8;
+  if (q8) {  // once per call, shared by every weight row
+    const int block = kernels::q8_block(g.act8);
+    act_q8_.resize((size_t)(m * k));
+    act_d_.resize((size_t)(m * k / block));
+    act_s_.resize((size_t)(m * k / kernels::kActGroup));
+    for_each(m, m * k >= (1 << 16), [&](int64_t r) {
+      kernels_.quantize_q8(x.f32() + r * k, 1, k, block, act_q8_.data() + r * k,
+                           act_d_.data() + r * (k / block),
+                           act_s_.data() + r * (k / kernels::kActGroup));
+    });
+    a.q8 = act_q8_.data();
+    a.d = act_d_.data();
+    a.s = act_s_.data();
+  } else if (g.act == kernels::ActFormat::q16) {
     act_q_.resize((size_t)(m * k));
     act_d_.resize((size_t)(m * kernels::act_blocks(k)));
     act_s_.resize((size_t)(m * k / kernels::kActGroup));
@@ -76,7 +94,8 @@ void OnednnBackend::gemv(const kernels::GemvEntry& g, const Tensor& x, const Ten
     a.s = act_s_.data();
   }
   const int64_t grain = std::max<int64_t>(1, kGemvTaskBytes / std::max<int64_t>(1, a.row_bytes));
-  pool_.parallel_for(n, grain, [&](int64_t j0, int64_t j1, int) { g.fn(a, j0, j1); });
+  const kernels::GemvFn fn = q8 ? g.fn8 : g.fn;
+  pool_.parallel_for(n, grain, [&](int64_t j0, int64_t j1, int) { fn(a, j0, j1); });
 }
 
 void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {

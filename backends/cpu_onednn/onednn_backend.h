@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "backend_plugin_util.h"
 #include "cpu_path.h"
 #include "gemm_cache.h"
 #include "kernels/kernels.h"
 #include "onednn_factory.h"
+#include "switchyard/sdk/backend.h"
 #include "thread_pool.h"
 
 namespace sy::cpu_onednn {
@@ -21,23 +21,7 @@ class OnednnBackend final : public plugin::Backend {
  public:
   explicit OnednnBackend(const BackendOptions& opt);
 
-  void get_rows(const Tensor& table, const int32_t* ids, const Tensor& dst) override;
-  void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override;
-  void rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) override;
-  void rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base, float freq_scale,
-            uint32_t mode) override;
-  void add(const Tensor& a, const Tensor& b, const Tensor& y) override;
-  void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) override;
-  void softmax(const Tensor& x, const Tensor& y) override;
-  void kv_store(const KvStoreOp& op) override;
-  void attention(const AttentionOp& op) override;
-  void ssm_conv(const plugin::SsmConvOp& op) override;
-  void ssm_scan(const plugin::SsmScanOp& op) override;
-  void moe_gate(const plugin::MoeGateOp& op) override;
-  void moe_matmul(const plugin::MoeMatmulOp& op) override;
-  void moe_combine(const Tensor& x, const Tensor& weights, const Tensor& y) override;
-  void rope_ext(const plugin::RopeExtOp& op) override;
-  void bias_scale(const plugin::BiasScaleOp& op) override;
+  SY_BACKEND_OP_OVERRIDES;
 
  private:
   // Runs body(i) for i in [0, n): on the pool when `parallel` (the op is large enough to pay
@@ -58,11 +42,13 @@ class OnednnBackend final : public plugin::Backend {
 
   const int threads_;
   const int gemv_max_m_;
+  const int act_bits_;
   const kernels::KernelTable& kernels_;
   ThreadPool pool_;
   std::vector<GemmCache> gemm_;             // per pool thread: single-threaded primitives
   std::vector<std::vector<float>> panels_;  // per pool thread: a dequantised slice of W
   std::vector<int16_t> act_q_;              // activations quantized for the integer GEMV
+  std::vector<int8_t> act_q8_;
   std::vector<float> act_d_, act_s_;
   struct AttnItem {
     uint32_t seq;

@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "backend_plugin_util.h"
 #include "cpu_path.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::cpu_onednn {
 
@@ -12,6 +12,7 @@ struct BackendOptions {
   int threads = 1;               // the pool's size, the caller included
   CpuPath path = CpuPath::avx2;  // the dispatched kernels' instruction set
   int gemv_max_m = -1;           // largest M on the GEMV kernels; -1: the measured defaults
+  int act_bits = 8;              // the block types' GEMV activations: 8 (q8_*) or 16 (q16)
 };
 
 // Call only after checking that the CPU has AVX2, FMA and F16C and can run opt.path.

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "backend_plugin_util.h"
 #include "cpu_path.h"
 #include "onednn_factory.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/sdk/backend.h"
 #include "thread_pool.h"
 
 namespace {
@@ -59,11 +59,16 @@ std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
                                                sy::cpu_onednn::physical_core_count(), 1024);
   // The largest M the GEMV kernels take (0: every matmul on the GEMM), to measure the crossover.
   opt.gemv_max_m = sy::plugin::int_param(params, "gemv_max_m", -1, 0, 1 << 20);
+  // The block types' GEMV activations: 8-bit blocks as llama.cpp's (the default), or the
+  // near-exact int16 ones (kernels/kernels.h), kept to compare speed and accuracy.
+  opt.act_bits = sy::plugin::int_param(params, "act_bits", 8, 8, 16);
+  if (opt.act_bits != 8 && opt.act_bits != 16)
+    throw sy::plugin::PluginError(SY_ERR_INVALID_ARG, "act_bits must be 8 or 16");
   pin_openmp_runtime();
   return sy::cpu_onednn::make_backend(opt);
 }
 
-const char* const kKnownParams[] = {"threads", "gemv_max_m", nullptr};
+const char* const kKnownParams[] = {"threads", "gemv_max_m", "act_bits", nullptr};
 
 SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, "cpu_onednn", "0.1.0", SY_CAP_ZERO_COPY_HOST,
                SY_ONEDNN_DESCRIPTION);

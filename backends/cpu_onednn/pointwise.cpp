@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "onednn_backend.h"
-#include "rope_angles.h"
+#include "switchyard/sdk/rope_angles.h"
 #include "vec_math.h"
 
 namespace sy::cpu_onednn {

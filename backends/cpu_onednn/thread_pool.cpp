@@ -57,7 +57,7 @@ void ThreadPool::drain(uint32_t epoch, int thread) {
   uint64_t c = claim_.load(std::memory_order_acquire);
   while ((uint32_t)(c >> 32) == epoch) {
     const int64_t task = (int64_t)(c & 0xffffffffu);
-    if (task >= n_tasks_.load(std::memory_order_relaxed)) return;
+    if (task >= n_tasks_.load(std::memory_order_acquire)) return;
     if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
     // The claim succeeded while `epoch` was current, and the job cannot end before this task
     // is counted done, so fn_ and ctx_ are this job's.
@@ -68,11 +68,17 @@ void ThreadPool::drain(uint32_t epoch, int thread) {
 }
 
 void ThreadPool::run_erased(int64_t n_tasks, TaskFn fn, void* ctx) {
+  const uint32_t epoch = ++last_epoch_;
+  // Close the last job's claim word first: a worker still in drain() of that job holds its
+  // final claim word (every task taken) and could otherwise read the new, larger n_tasks_ and
+  // claim one task more of the old epoch, running a task of this job twice (once under each
+  // epoch) and counting it in a done_ that is about to be reset. n_tasks_'s release store
+  // makes the closed word visible to whoever reads the new count.
+  claim_.store((uint64_t)epoch << 32 | kClosed, std::memory_order_relaxed);
   fn_.store(fn, std::memory_order_relaxed);
   ctx_.store(ctx, std::memory_order_relaxed);
-  n_tasks_.store(n_tasks, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
-  const uint32_t epoch = ++last_epoch_;
+  n_tasks_.store(n_tasks, std::memory_order_release);
   claim_.store((uint64_t)epoch << 32, std::memory_order_release);
   epoch_.store(epoch);  // seq_cst: pairs with a sleeper's increment before its own check
   if (sleepers_.load() > 0) epoch_.notify_all();

@@ -70,6 +70,7 @@ class ThreadPool {
   // (epoch << 32) | next task: a claim is a compare-exchange that fails once the job changed,
   // so a late worker can never take a task of a later job with an earlier job's function.
   std::atomic<uint64_t> claim_{0};
+  static constexpr uint64_t kClosed = 0xffffffffu;  // a next task no job reaches (n_tasks < 2^32)
   std::atomic<TaskFn> fn_{nullptr};
   std::atomic<void*> ctx_{nullptr};
   std::atomic<int64_t> n_tasks_{0};

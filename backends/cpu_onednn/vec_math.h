@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "switchyard/common/half.h"
+
 namespace sy::cpu_onednn {
 namespace vec {
 #include "kernels/simd_avx2.h"
@@ -31,10 +33,7 @@ inline float f16_scalar(uint16_t h) {
   return vec::Simd::f16_scalar(h);
 }
 inline float bf16_scalar(uint16_t h) {
-  const uint32_t b = (uint32_t)h << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
+  return dtype::bf16_to_f32(h);
 }
 // exp(x): about 2 ulp for normal results; 0 below -88.37, inf above 88.72, NaN stays NaN.
 inline __m256 exp_ps(__m256 x) {

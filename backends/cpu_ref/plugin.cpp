@@ -1,7 +1,7 @@
 // Entry point of the cpu_ref plugin.
-#include "backend_plugin_util.h"
 #include "ref_backend.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/sdk/backend.h"
 
 namespace {
 

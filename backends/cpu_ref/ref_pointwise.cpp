@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ref_backend.h"
-#include "rope_angles.h"
+#include "switchyard/sdk/rope_angles.h"
 
 namespace sy::cpu_ref {
 

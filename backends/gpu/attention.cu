@@ -209,11 +209,10 @@ void GpuBackend::attention(const AttentionOp& op) {
   const int64_t d = op.q.ne[0], n_head = op.q.ne[1], n_tokens = op.q.ne[2];
   if (n_tokens == 0 || n_head == 0) return;
   if (d > kMaxHeadDim)
-    throw plugin::PluginError(SY_ERR_UNSUPPORTED, "attention: head_dim " + std::to_string(d) +
-                                                      " above " + std::to_string(kMaxHeadDim) +
-                                                      " not supported");
+    throw plugin::Error(SY_ERR_UNSUPPORTED, "attention: head_dim " + std::to_string(d) + " above " +
+                                                std::to_string(kMaxHeadDim) + " not supported");
   if (op.n_seqs > 65535 || n_head > 65535)
-    throw plugin::PluginError(SY_ERR_UNSUPPORTED, "attention: more than 65535 heads or sequences");
+    throw plugin::Error(SY_ERR_UNSUPPORTED, "attention: more than 65535 heads or sequences");
   begin_op({op.q.data, op.k_cache.data, op.v_cache.data, op.out.data});
   // Per token its sequence; single-token sequences decode, the others are cut into tiles.
   std::vector<int32_t> tok_seq(n_tokens), decode, tiles;

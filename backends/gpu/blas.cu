@@ -8,7 +8,7 @@
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
-#include "backend_plugin_util.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::gpu {
 namespace {
@@ -44,8 +44,8 @@ class Cublas final : public Blas {
     const cublasStatus_t st =
         sgemm_(handle_, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, k, x, k, &zero, y, ldy);
     if (st != CUBLAS_STATUS_SUCCESS)
-      throw plugin::PluginError(SY_ERR_DEVICE,
-                                "matmul: cublasSgemm failed with status " + std::to_string(st));
+      throw plugin::Error(SY_ERR_DEVICE,
+                          "matmul: cublasSgemm failed with status " + std::to_string(st));
   }
 
  private:

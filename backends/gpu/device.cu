@@ -28,8 +28,8 @@ int device_param(const plugin::Params& params) {
   char* end = nullptr;
   const long n = std::strtol(v->c_str(), &end, 10);
   if (v->empty() || *end != '\0' || errno != 0 || n < 0 || n > 1023)
-    throw plugin::PluginError(SY_ERR_INVALID_ARG,
-                              "create: param device='" + *v + "' must be an integer in [0, 1023]");
+    throw plugin::Error(SY_ERR_INVALID_ARG,
+                        "create: param device='" + *v + "' must be an integer in [0, 1023]");
   return (int)n;
 }
 
@@ -58,9 +58,9 @@ std::unique_ptr<plugin::Backend> make_backend(const plugin::Params& params) {
     return std::make_unique<GpuBackend>(kNoDevice);
   }
   if (want >= count)
-    throw plugin::PluginError(SY_ERR_INVALID_ARG, "create: param device=" + std::to_string(want) +
-                                                      " but only " + std::to_string(count) +
-                                                      " " SY_GPU_RUNTIME " device(s) are visible");
+    throw plugin::Error(SY_ERR_INVALID_ARG, "create: param device=" + std::to_string(want) +
+                                                " but only " + std::to_string(count) +
+                                                " " SY_GPU_RUNTIME " device(s) are visible");
   cudaDeviceProp prop;
   check(cudaGetDeviceProperties(&prop, want), "create: device properties");
   if (prop.warpSize != SY_WARP)

@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "backend_plugin_util.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/sdk/backend.h"
 
 namespace sy::gpu {
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "backend_plugin_util.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/sdk/backend.h"
 #include "vendor.h"
 
 namespace sy::gpu {
@@ -25,26 +25,26 @@ inline unsigned grid_for(int64_t n, int threads = kThreads) {
     constexpr int DT = SY_DTYPE_##T; \
     __VA_ARGS__;                     \
   } break;
-#define SY_WEIGHT_DTYPE_SWITCH(dtype, op, ...)                                                     \
-  switch (dtype) {                                                                                 \
-    SY_WEIGHT_DTYPE_CASE(F32, __VA_ARGS__)                                                         \
-    SY_WEIGHT_DTYPE_CASE(F16, __VA_ARGS__)                                                         \
-    SY_WEIGHT_DTYPE_CASE(BF16, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q4_0, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q4_1, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q5_0, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q5_1, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q8_0, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q2_K, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q3_K, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q4_K, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q5_K, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(Q6_K, __VA_ARGS__)                                                        \
-    SY_WEIGHT_DTYPE_CASE(IQ4_NL, __VA_ARGS__)                                                      \
-    SY_WEIGHT_DTYPE_CASE(IQ4_XS, __VA_ARGS__)                                                      \
-    default:                                                                                       \
-      throw plugin::PluginError(SY_ERR_UNSUPPORTED, std::string(op) + ": weight dtype " +          \
-                                                        std::to_string(dtype) + " not supported"); \
+#define SY_WEIGHT_DTYPE_SWITCH(dtype, op, ...)                                               \
+  switch (dtype) {                                                                           \
+    SY_WEIGHT_DTYPE_CASE(F32, __VA_ARGS__)                                                   \
+    SY_WEIGHT_DTYPE_CASE(F16, __VA_ARGS__)                                                   \
+    SY_WEIGHT_DTYPE_CASE(BF16, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q4_0, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q4_1, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q5_0, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q5_1, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q8_0, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q2_K, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q3_K, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q4_K, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q5_K, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(Q6_K, __VA_ARGS__)                                                  \
+    SY_WEIGHT_DTYPE_CASE(IQ4_NL, __VA_ARGS__)                                                \
+    SY_WEIGHT_DTYPE_CASE(IQ4_XS, __VA_ARGS__)                                                \
+    default:                                                                                 \
+      throw plugin::Error(SY_ERR_UNSUPPORTED, std::string(op) + ": weight dtype " +          \
+                                                  std::to_string(dtype) + " not supported"); \
   }
 
 }  // namespace sy::gpu

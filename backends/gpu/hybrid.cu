@@ -177,9 +177,9 @@ __global__ void moe_combine_kernel(const float* x, const float* weights, float* 
 
 void need(bool ok, const char* op, const char* what, int64_t value, int64_t limit) {
   if (!ok)
-    throw plugin::PluginError(SY_ERR_UNSUPPORTED, std::string(op) + ": " + what + " " +
-                                                      std::to_string(value) + " above " +
-                                                      std::to_string(limit) + " not supported");
+    throw plugin::Error(SY_ERR_UNSUPPORTED, std::string(op) + ": " + what + " " +
+                                                std::to_string(value) + " above " +
+                                                std::to_string(limit) + " not supported");
 }
 
 }  // namespace

@@ -90,14 +90,14 @@ void GpuBackend::get_rows(const Tensor& table, const int32_t* ids, const Tensor&
 void GpuBackend::gemm_f32(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
                           int64_t ldy) {
   if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || ldy > INT32_MAX)
-    throw plugin::PluginError(SY_ERR_UNSUPPORTED, "matmul: dimensions above 2^31 not supported");
+    throw plugin::Error(SY_ERR_UNSUPPORTED, "matmul: dimensions above 2^31 not supported");
   if (blas_) {
     blas_->gemm_nt(x, w, y, (int)m, (int)n, (int)k, (int)ldy);
     return;
   }
   const dim3 grid((unsigned)((n + kTile - 1) / kTile), (unsigned)((m + kTile - 1) / kTile));
   if (grid.y > 65535)
-    throw plugin::PluginError(SY_ERR_UNSUPPORTED, "matmul: more than 4M rows not supported");
+    throw plugin::Error(SY_ERR_UNSUPPORTED, "matmul: more than 4M rows not supported");
   const DenseF32 src{x, w, y, (int)m, (int)n, (int)k, (int)ldy};
   SY_LAUNCH(gemm_tile_kernel<DenseF32>, grid, kTileThreads, compute_, src);
   launched("matmul");

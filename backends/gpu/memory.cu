@@ -26,8 +26,8 @@ size_t align_up(size_t n, size_t a) {
 
 void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
-  throw plugin::PluginError(e == cudaErrorMemoryAllocation ? SY_ERR_OUT_OF_MEMORY : SY_ERR_DEVICE,
-                            std::string(what) + ": " + cudaGetErrorString(e));
+  throw plugin::Error(e == cudaErrorMemoryAllocation ? SY_ERR_OUT_OF_MEMORY : SY_ERR_DEVICE,
+                      std::string(what) + ": " + cudaGetErrorString(e));
 }
 
 // ---- PinnedRing ----
@@ -134,15 +134,14 @@ Buffer* GpuBackend::alloc_buffer(uint64_t size) {
   void* p = nullptr;
   // One allocation of at least 256 bytes: cudaMalloc(0) would give no distinct address.
   const uint64_t bytes = std::max<uint64_t>(size, kAlign);
-  if (bytes > SIZE_MAX) throw plugin::PluginError(SY_ERR_OUT_OF_MEMORY, "buffer_alloc: too big");
+  if (bytes > SIZE_MAX) throw plugin::Error(SY_ERR_OUT_OF_MEMORY, "buffer_alloc: too big");
   const cudaError_t e = cudaMalloc(&p, (size_t)bytes);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();  // clear the error so later launches are not blamed
     char msg[160];
     std::snprintf(msg, sizeof msg, "buffer_alloc: cannot allocate %" PRIu64 " bytes: %s", size,
                   cudaGetErrorString(e));
-    throw plugin::PluginError(e == cudaErrorMemoryAllocation ? SY_ERR_OUT_OF_MEMORY : SY_ERR_DEVICE,
-                              msg);
+    throw plugin::Error(e == cudaErrorMemoryAllocation ? SY_ERR_OUT_OF_MEMORY : SY_ERR_DEVICE, msg);
   }
   auto buf = std::make_unique<Buffer>(Buffer{p, size, false});  // freed by free_buffer
   BufferState st;
@@ -275,8 +274,8 @@ char* GpuBackend::meta_upload() {
 void GpuBackend::launched(const char* op) {
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
-    throw plugin::PluginError(SY_ERR_DEVICE,
-                              std::string(op) + ": kernel launch failed: " + cudaGetErrorString(e));
+    throw plugin::Error(SY_ERR_DEVICE,
+                        std::string(op) + ": kernel launch failed: " + cudaGetErrorString(e));
 }
 
 }  // namespace sy::gpu

@@ -1,14 +1,12 @@
 // Entry point of the GPU plugins (cuda, hip, and the test-only gpu_emu). The shared layer's
 // table serves validation and the ops; memory entries are the device's; every entry but
 // device_info answers SY_ERR_UNAVAILABLE "no device" when the backend found no device.
-#include <cinttypes>
 #include <cstddef>
-#include <cstdio>
 #include <cstring>
 
-#include "backend_plugin_util.h"
 #include "device.h"
 #include "gpu_backend.h"
+#include "switchyard/sdk/backend.h"
 
 #if defined(SY_GPU_HIP)
 #define SY_GPU_PLUGIN_NAME "hip"
@@ -32,7 +30,8 @@ namespace {
 
 using sy::gpu::GpuBackend;
 using sy::plugin::Buffer;
-using sy::plugin::PluginError;
+using sy::plugin::Error;
+using sy::plugin::transfer_buffer;
 
 GpuBackend* gpu_of(sy_backend_t h) {
   // Every handle this plugin creates is a GpuBackend.
@@ -40,51 +39,14 @@ GpuBackend* gpu_of(sy_backend_t h) {
 }
 
 void set_error(sy_backend_t h, const char* message) noexcept {
-  try {
-    gpu_of(h)->last_error = message;
-  } catch (...) {
-  }
+  sy::plugin::set_error(gpu_of(h)->last_error, message);
 }
 
-// Runs f on the handle's backend; failures become a status and last_error, as in the shared
-// layer (whose guard is not exported to plugins).
+// The SDK's boundary (exceptions to status and last_error) with the handle as a GpuBackend.
 // h is never NULL here: the gates hand NULL handles to the shared layer.
 template <class F>
 sy_status guarded(sy_backend_t h, const char* op, F&& f) noexcept {
-  try {
-    f(*gpu_of(h));
-    return SY_OK;
-  } catch (const PluginError& e) {
-    set_error(h, e.what());
-    return e.status();
-  } catch (const std::bad_alloc&) {
-    set_error(h, (std::string(op) + ": out of memory").c_str());
-    return SY_ERR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    set_error(h, (std::string(op) + ": internal error: " + e.what()).c_str());
-    return SY_ERR_INTERNAL;
-  } catch (...) {
-    set_error(h, "internal error");
-    return SY_ERR_INTERNAL;
-  }
-}
-
-Buffer* live_buffer(GpuBackend& be, const char* op, sy_buffer_t handle) {
-  Buffer* b = reinterpret_cast<Buffer*>(handle);
-  if (!b || !be.buffers.count(b))
-    throw PluginError(SY_ERR_INVALID_ARG,
-                      std::string(op) + ": buffer is not a live buffer of this backend");
-  return b;
-}
-
-void check_range(const char* op, const Buffer& b, uint64_t offset, uint64_t size) {
-  if (offset > b.size || size > b.size - offset) {
-    char msg[200];
-    std::snprintf(msg, sizeof msg,
-                  "%s: %" PRIu64 " bytes at offset %" PRIu64 " exceed the buffer's size %" PRIu64,
-                  op, size, offset, b.size);
-    throw PluginError(SY_ERR_INVALID_ARG, msg);
-  }
+  return sy::plugin::guarded<GpuBackend>(h, op, std::forward<F>(f));
 }
 
 // The shared layer's own table: it reports calls on a NULL handle with the thread's last_error.
@@ -92,22 +54,13 @@ const sy_backend_iface& shared();
 
 sy_status device_info(sy_backend_t h, sy_device_info* out) {
   if (!h) return shared().device_info(h, out);
-  return guarded(h, "device_info", [&](GpuBackend& be) {
-    if (!out) throw PluginError(SY_ERR_INVALID_ARG, "device_info: out is NULL");
-    const uint32_t size = out->struct_size;
-    if (size < 2 * sizeof(uint32_t))
-      throw PluginError(SY_ERR_INVALID_ARG, "device_info: out has struct_size " +
-                                                std::to_string(size) + ", expected at least 8");
-    const sy_device_info d = be.info();
-    // Only what the caller's struct covers; its struct_size stays the caller's.
-    std::memcpy((char*)out + sizeof(uint32_t), (const char*)&d + sizeof(uint32_t),
-                std::min<size_t>(size, sizeof d) - sizeof(uint32_t));
-  });
+  return guarded(h, "device_info",
+                 [&](GpuBackend& be) { sy::plugin::copy_device_info(be.info(), out); });
 }
 
 sy_status buffer_alloc(sy_backend_t h, uint64_t size, sy_buffer_t* out) {
   return guarded(h, "buffer_alloc", [&](GpuBackend& be) {
-    if (!out) throw PluginError(SY_ERR_INVALID_ARG, "buffer_alloc: out is NULL");
+    if (!out) throw Error(SY_ERR_INVALID_ARG, "buffer_alloc: out is NULL");
     *out = reinterpret_cast<sy_buffer_t>(be.alloc_buffer(size));
   });
 }
@@ -135,9 +88,7 @@ void* buffer_host_ptr(sy_backend_t, sy_buffer_t) {
 sy_status buffer_write(sy_backend_t h, sy_buffer_t buffer, uint64_t offset, const void* src,
                        uint64_t size) {
   return guarded(h, "buffer_write", [&](GpuBackend& be) {
-    Buffer* b = live_buffer(be, "buffer_write", buffer);
-    if (!src && size > 0) throw PluginError(SY_ERR_INVALID_ARG, "buffer_write: src is NULL");
-    check_range("buffer_write", *b, offset, size);
+    Buffer* b = transfer_buffer(be, "buffer_write", buffer, src, "src", offset, size);
     be.write_buffer(*b, offset, src, size);
   });
 }
@@ -145,9 +96,7 @@ sy_status buffer_write(sy_backend_t h, sy_buffer_t buffer, uint64_t offset, cons
 sy_status buffer_read(sy_backend_t h, sy_buffer_t buffer, uint64_t offset, void* dst,
                       uint64_t size) {
   return guarded(h, "buffer_read", [&](GpuBackend& be) {
-    Buffer* b = live_buffer(be, "buffer_read", buffer);
-    if (!dst && size > 0) throw PluginError(SY_ERR_INVALID_ARG, "buffer_read: dst is NULL");
-    check_range("buffer_read", *b, offset, size);
+    Buffer* b = transfer_buffer(be, "buffer_read", buffer, dst, "dst", offset, size);
     be.read_buffer(*b, offset, dst, size);
   });
 }
@@ -186,9 +135,10 @@ struct Gate<sy_status (*)(sy_backend_t, A...)> {
   (table).op = &Gate<decltype(sy_backend_iface::op)>::call<&sy_backend_iface::op>
 
 sy_status create_thunk(const sy_param* params, size_t n_params, sy_backend_t* out);
+extern const sy::plugin::PluginDesc kDesc;
 
 const sy_backend_iface& shared() {
-  static const sy_backend_iface t = sy::plugin::make_backend_iface(&create_thunk, true);
+  static const sy_backend_iface t = sy::plugin::make_backend_iface(&create_thunk, kDesc);
   return t;
 }
 
@@ -208,32 +158,16 @@ const sy_backend_iface& inner() {
   return t;
 }
 
-// Appending an entry to the table must come with its gate below.
-static_assert(offsetof(sy_backend_iface, bias_scale) + sizeof(void*) == sizeof(sy_backend_iface),
-              "sy_backend_iface grew: gate the new entry in gated_iface()");
-
 sy_backend_iface gated_iface() {
   sy_backend_iface t = inner();
   SY_GATE(t, buffer_alloc);
   SY_GATE(t, buffer_write);
   SY_GATE(t, buffer_read);
   SY_GATE(t, synchronize);
-  SY_GATE(t, get_rows);
-  SY_GATE(t, matmul);
-  SY_GATE(t, rms_norm);
-  SY_GATE(t, rope);
-  SY_GATE(t, add);
-  SY_GATE(t, swiglu);
-  SY_GATE(t, softmax);
-  SY_GATE(t, kv_store);
-  SY_GATE(t, attention);
-  SY_GATE(t, ssm_conv);
-  SY_GATE(t, ssm_scan);
-  SY_GATE(t, moe_gate);
-  SY_GATE(t, moe_matmul);
-  SY_GATE(t, moe_combine);
-  SY_GATE(t, rope_ext);
-  SY_GATE(t, bias_scale);
+#define SY_GATE_OP(name, group, params, args) \
+  if (t.name) SY_GATE(t, name);
+  SY_BACKEND_OPS(SY_GATE_OP)
+#undef SY_GATE_OP
   return t;
 }
 
@@ -241,7 +175,7 @@ const char* const kKnownParams[] = {"device", nullptr};
 
 SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, SY_GPU_PLUGIN_NAME, "0.1.0", SY_CAP_ASYNC, SY_GPU_DESCRIPTION);
 
-const sy::plugin::PluginDesc kDesc = {
+extern const sy::plugin::PluginDesc kDesc = {
     sy_plugin_note_.name,
     sy_plugin_note_.version,
     sy_plugin_note_.description,

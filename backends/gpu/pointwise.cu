@@ -3,7 +3,7 @@
 #include "device_common.cuh"
 #include "dispatch.h"
 #include "gpu_backend.h"
-#include "rope_angles.h"
+#include "switchyard/sdk/rope_angles.h"
 
 namespace sy::gpu {
 namespace {

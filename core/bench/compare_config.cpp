@@ -200,11 +200,7 @@ CompareConfig parse_compare(const std::string& text, const std::string& origin) 
   CompareConfig c;
   c.origin = origin;
   TableReader top(origin, root, "");
-  top.read_string("log_level", c.log_level);
-  std::vector<std::filesystem::path> dirs;
-  top.read_string_array("plugin_dirs", dirs);
-  std::string models_dir;
-  top.read_string("models_dir", models_dir);
+  const auto [dirs, models_dir] = read_variant_file_keys(top, c.log_level);
   for (const char* k : {"workload", "slo", "sweep", "capacity", "run", "variants"}) top.mark(k);
   top.reject_unknown();
   if (auto* t = table_at(origin, root, "workload", "")) read_workload(origin, *t, c.workload);

@@ -1,10 +1,11 @@
-// A minimal HTTP/1.1 client over POSIX sockets for the bench's HTTP driver: one POST per
-// connection, the response body handed over as it arrives (chunked or not), so streamed tokens
-// are timestamped on receipt. No TLS: the bench talks to a server on its own network.
+// The bench's HTTP client (cpp-httplib): one POST per connection, the response body handed
+// over as it arrives, so streamed tokens are timestamped on receipt; SSE and completion-chunk
+// parsing. No TLS: the bench talks to a server on its own network.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -19,8 +20,27 @@ struct Url {
 // "http://host[:port][/path]"; throws std::invalid_argument saying what is wrong.
 Url parse_url(const std::string& url);
 
-// POSTs `body` (JSON) and calls on_body for each piece of the decoded response body. Returns the
-// HTTP status; throws std::runtime_error on a connection, timeout or protocol error.
+// A connection to one server, kept alive between requests (cpp-httplib reconnects when the
+// server closed it). Timeouts (connect, send, receive) of timeout_s each.
+class HttpClient {
+ public:
+  HttpClient(const Url& url, double timeout_s);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+  // POSTs `body` (JSON) to `path` and calls on_body for each piece of the decoded response body
+  // as it arrives. Returns the HTTP status; throws std::runtime_error on a connection, timeout or
+  // protocol error.
+  int post(const std::string& path, const std::string& body,
+           const std::function<void(std::string_view)>& on_body);
+
+ private:
+  struct Impl;  // cpp-httplib stays out of this header (its Debian build wants its own macros)
+  std::unique_ptr<Impl> impl_;
+  Url url_;
+};
+
+// One POST on a fresh connection: HttpClient(url, timeout_s).post(url.path, ...).
 int http_post(const Url& url, const std::string& body, double timeout_s,
               const std::function<void(std::string_view)>& on_body);
 

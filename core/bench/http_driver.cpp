@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "bench/http_client.h"
@@ -9,20 +10,34 @@
 
 namespace sy::bench {
 
-std::string completion_body(const WorkItem& it, const std::string& model) {
-  std::string b = "{";
-  if (!model.empty()) b += "\"model\": \"" + model + "\", ";
-  b += "\"prompt\": [";
-  for (size_t i = 0; i < it.prompt.size(); ++i) b += (i ? "," : "") + std::to_string(it.prompt[i]);
-  b += "], \"max_tokens\": " + std::to_string(it.max_new_tokens) +
-       ", \"temperature\": 0, \"ignore_eos\": true, \"stream\": true}";
-  return b;
-}
-
 namespace {
 
-void send_one(const Url& url, const std::string& model, const WorkItem& it, double timeout_s,
-              RequestRecord& rec) {
+using Json = nlohmann::ordered_json;
+
+std::string body(Json prompt, uint32_t max_tokens, bool stream, const std::string& model) {
+  Json b = Json::object();
+  if (!model.empty()) b["model"] = model;
+  b["prompt"] = std::move(prompt);
+  b["max_tokens"] = max_tokens;
+  b["temperature"] = 0;
+  b["ignore_eos"] = true;
+  b["stream"] = stream;
+  return b.dump();
+}
+
+}  // namespace
+
+std::string completion_body(const WorkItem& it, const std::string& model) {
+  return body(it.prompt, it.max_new_tokens, true, model);
+}
+
+std::string completion_body(const std::string& prompt, uint32_t max_tokens, bool stream) {
+  return body(prompt, max_tokens, stream, "");
+}
+
+CompletionAnswer post_completion(HttpClient& client, const std::string& path,
+                                 const std::string& request, bool stream) {
+  CompletionAnswer a;
   bool done = false;
   std::string error_text;
   SseParser sse([&](std::string_view data) {
@@ -35,24 +50,46 @@ void send_one(const Url& url, const std::string& model, const WorkItem& it, doub
       return;
     }
     const int64_t now = now_ns();
-    for (size_t n = chunk_tokens(data); n > 0; --n) rec.token_ns.push_back(now);
+    for (size_t n = chunk_tokens(data); n > 0; --n) a.token_ns.push_back(now);
   });
-  std::string body_text;  // kept for the message when the status is not 200
+  std::string text;  // a non-streamed body, or the start of a stream for messages
   try {
-    const int status =
-        http_post(url, completion_body(it, model), timeout_s, [&](std::string_view b) {
-          if (body_text.size() < 512) body_text.append(b.substr(0, 512 - body_text.size()));
-          sse.feed(b);
-        });
-    if (status != 200)
-      rec.error = "HTTP " + std::to_string(status) + ": " + body_text;
-    else if (!error_text.empty())
-      rec.error = "server error: " + error_text;
-    else if (!done)
-      rec.error = "stream ended without [DONE]";
+    a.status = client.post(path, request, [&](std::string_view b) {
+      if (!stream || text.size() < 512) text.append(stream ? b.substr(0, 512 - text.size()) : b);
+      if (stream) sse.feed(b);
+    });
   } catch (const std::exception& e) {
-    rec.error = e.what();
+    a.error = e.what();
+    return a;
   }
+  if (a.status != 200) {
+    a.error = "HTTP " + std::to_string(a.status) + ": " + text.substr(0, 512);
+  } else if (stream) {
+    a.tokens = a.token_ns.size();
+    if (!error_text.empty())
+      a.error = "server error: " + error_text;
+    else if (!done)
+      a.error = "stream ended without [DONE]";
+  } else {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.contains("usage"))
+      a.error = "answer without usage: " + text.substr(0, 512);
+    else if (j.contains("error"))
+      a.error = "server error: " + text.substr(0, 512);
+    else
+      a.tokens = j["usage"].value("completion_tokens", uint64_t{0});
+  }
+  return a;
+}
+
+namespace {
+
+void send_one(const Url& url, const std::string& model, const WorkItem& it, double timeout_s,
+              RequestRecord& rec) {
+  HttpClient client(url, timeout_s);
+  CompletionAnswer a = post_completion(client, url.path, completion_body(it, model), true);
+  rec.token_ns = std::move(a.token_ns);
+  rec.error = std::move(a.error);
   rec.finish_ns = now_ns();
   rec.ok = rec.error.empty() && !rec.token_ns.empty();
   if (rec.ok)

@@ -11,30 +11,36 @@
 #include "bench/default_compare.h"
 #include "bench/progress.h"
 #include "bench/report.h"
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "host/log.h"
 
 namespace sy::cli {
 namespace {
 
+struct BenchOptions {
+  std::string config, out = "bench-out", log_level, endpoint, variant;
+  uint32_t replicas = 1;
+  bool quiet = false;
+};
+
 // bench --endpoint: the model from one in-process variant, then the cluster behind URL.
-int cluster_bench(const Args& a, bench::CompareConfig cfg, const std::string& out) {
-  const std::string endpoint = bench::completions_url(a.str("endpoint"));  // checks the URL
-  const int64_t replicas = a.integer("replicas", 1);
-  if (replicas < 1 || replicas > 1024) throw UsageError("--replicas must be in [1, 1024]");
+int cluster_bench(const BenchOptions& a, bench::CompareConfig cfg, const std::string& out) {
+  const std::string endpoint = bench::completions_url(a.endpoint);  // checks the URL
+  const uint32_t replicas = a.replicas;
   if (!cfg.capacity)
     throw UsageError(cfg.origin +
                      ": bench --endpoint needs a [capacity] table (the target load "
                      "and SLO the model predicts replicas for)");
   std::vector<bench::VariantSpec> local;
   for (const auto& v : cfg.variants)
-    if (v.endpoint.empty() && (!a.has("variant") || v.name == a.str("variant"))) local.push_back(v);
+    if (v.endpoint.empty() && (a.variant.empty() || v.name == a.variant)) local.push_back(v);
   if (local.empty())
-    throw UsageError(a.has("variant") ? "no in-process variant named '" + a.str("variant") + "'"
-                                      : cfg.origin + ": no in-process variant to fit the model on");
+    throw UsageError(!a.variant.empty()
+                         ? "no in-process variant named '" + a.variant + "'"
+                         : cfg.origin + ": no in-process variant to fit the model on");
   cfg.variants = {local.front()};
-  bench::Progress progress(stderr, !a.has("quiet"));
+  bench::Progress progress(stderr, !a.quiet);
   const bench::BenchReport report = bench::run_bench(cfg, progress);
   bench::write_report(report, out);
   const bench::VariantResult& v = report.variants.front();
@@ -57,29 +63,33 @@ int cluster_bench(const Args& a, bench::CompareConfig cfg, const std::string& ou
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args a(argc, argv, 2, {"config", "out", "log-level", "endpoint", "replicas", "variant"},
-         {"help", "quiet"});
-  if (a.has("help")) {
-    std::printf(
-        "usage: switchyard bench [--config compare.toml] [--out DIR] [--quiet] [--log-level L]\n"
-        "       switchyard bench --endpoint URL [--replicas N] [--variant NAME] [--config ...]\n"
-        "replays the config's workload against each of its variants in turn and writes\n"
-        "DIR/report.json, DIR/report.md and DIR/*.svg (DIR defaults to bench-out)\n"
-        "without --config an embedded default compares the original and the optimized\n"
-        "scheduler on a memory-bound dense/hybrid pair (dense-20m, hybrid-20m), sweeping the\n"
-        "offered load past saturation and reporting each variant's knee\n"
-        "--endpoint: fit the capacity model on one in-process variant (--variant, default the\n"
-        "first), then drive the cluster frontend at URL (N replicas behind it) and compare;\n"
-        "DIR/cluster.md and DIR/cluster.json keep one row per replica count measured\n");
-    return 0;
-  }
-  bench::CompareConfig cfg =
-      a.has("config") ? bench::load_compare(a.str("config"))
-                      : bench::parse_compare(bench::kDefaultCompare, bench::kDefaultCompareOrigin);
-  set_log_level(a.str("log-level", cfg.log_level));
-  const std::string out = a.str("out", "bench-out");
-  if (a.has("endpoint")) return cluster_bench(a, cfg, out);
-  bench::Progress progress(stderr, !a.has("quiet"));
+  Command app(
+      "bench",
+      "Replays the config's workload against each of its variants in turn and writes "
+      "DIR/report.json, DIR/report.md and DIR/*.svg. Without --config an embedded default "
+      "compares the original and the optimized scheduler on a memory-bound dense/hybrid pair "
+      "(dense-20m, hybrid-20m), sweeping the offered load past saturation and reporting each "
+      "variant's knee. With --endpoint: fit the capacity model on one in-process variant, then "
+      "drive the cluster frontend at URL (N replicas behind it) and compare; DIR/cluster.md "
+      "and DIR/cluster.json keep one row per replica count measured.");
+  BenchOptions a;
+  app.add_option("--config", a.config, "compare config (TOML)");
+  app.add_option("--out", a.out, "report folder (DIR)");
+  app.add_flag("--quiet", a.quiet, "no progress lines");
+  app.add_option("--log-level", a.log_level,
+                 "trace, debug, info, warn, error (default: the config's)");
+  app.add_option("--endpoint", a.endpoint, "a cluster frontend's URL (http://host:port)");
+  app.add_option("--replicas", a.replicas, "replicas behind --endpoint")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--variant", a.variant, "the in-process variant to fit on (default: the first)");
+  if (!parse(app, argc, argv)) return 0;
+  bench::CompareConfig cfg = !a.config.empty() ? bench::load_compare(a.config)
+                                               : bench::parse_compare(bench::kDefaultCompare,
+                                                                      bench::kDefaultCompareOrigin);
+  set_log_level(!a.log_level.empty() ? a.log_level : cfg.log_level);
+  const std::string out = a.out;
+  if (!a.endpoint.empty()) return cluster_bench(a, cfg, out);
+  bench::Progress progress(stderr, !a.quiet);
   const bench::BenchReport report = bench::run_bench(cfg, progress);
   const auto files = bench::write_report(report, out);
   std::fputs(bench::report_markdown(report).c_str(), stdout);

@@ -2,27 +2,30 @@
 // backend (min / median / max of --repeat runs), decode's fraction of the streaming-read
 // bandwidth and prefill's fraction of the backend's GEMM peak, both measured in the same run
 // (for a GPU backend, decode is compared with the device's own streaming bandwidth).
-// --crossover times the GEMV and GEMM paths of cpu_onednn for each M. Run, not a test: numbers
-// depend on the machine.
+// --crossover times the GEMV and GEMM paths of cpu_onednn for each M. --param KEY=V1,V2 runs
+// each dtype once per value, the runs interleaved, so their ratio sees the same machine noise.
+// Run, not a test: numbers depend on the machine.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
-#include "cli/args.h"
+#include "bench/model_costs.h"
 #include "cli/commands.h"
-#include "cli/model_costs.h"
+#include "cli/options.h"
 #include "engine/variant.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
-#include "model/generator.h"
-#include "model/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 #include "model/kv_cache.h"
+#include "modelgen/generator.h"
+#include "modelgen/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 #include "switchyard/common/dtype.h"
 
 namespace sy::cli {
@@ -242,41 +245,78 @@ void crossover(const std::string& backend, const Params& base,
   }
 }
 
+// The backend params of each row set: every combination of the --param values (KEY=V1,V2,...),
+// with a label naming the multi-valued ones ("" when there are none).
+struct ParamSet {
+  Params params;
+  std::string label;
+};
+std::vector<ParamSet> param_sets(const Params& base, const std::vector<std::string>& opts) {
+  std::vector<ParamSet> sets = {{base, ""}};
+  for (const std::string& o : opts) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--param " + o + ": expected KEY=VALUE");
+    const std::string key = o.substr(0, eq);
+    std::vector<std::string> values;
+    std::stringstream vs(o.substr(eq + 1));
+    for (std::string v; std::getline(vs, v, ',');) values.push_back(v);
+    if (values.empty()) values.push_back("");
+    std::vector<ParamSet> next;
+    for (const ParamSet& s : sets)
+      for (const std::string& v : values) {
+        ParamSet n = s;
+        n.params.emplace_back(key, v);
+        if (values.size() > 1) n.label += (n.label.empty() ? "" : ",") + key + "=" + v;
+        next.push_back(n);
+      }
+    sets = next;
+  }
+  return sets;
+}
+
 }  // namespace
 
 int cmd_bench_backend(int argc, char** argv) {
-  Args a(argc, argv, 2,
-         {"backend", "dtypes", "preset", "prompt-len", "decode-tokens", "models-dir", "threads",
-          "repeat", "kv-dtype"},
-         {"help", "crossover"});
-  if (a.has("help")) {
-    std::printf(
-        "usage: switchyard bench-backend [--backend cpu_onednn] [--dtypes f32,f16,bf16,q8_0]\n"
-        "                                [--preset dense-100m] [--prompt-len 256] "
-        "[--decode-tokens 32]\n"
-        "                                [--threads N] [--repeat 3] [--kv-dtype f32|f16] "
-        "[--models-dir models] [--crossover]\n");
-    return 0;
-  }
-  const std::string backend = a.str("backend", "cpu_onednn"),
-                    preset = a.str("preset", "dense-100m");
-  const uint32_t prompt_len = static_cast<uint32_t>(a.integer("prompt-len", 256));
-  const uint32_t decode_tokens = static_cast<uint32_t>(a.integer("decode-tokens", 32));
-  const int repeat = static_cast<int>(a.integer("repeat", 3));
-  const std::string kv_name = a.str("kv-dtype", "f32");
+  Command app("bench-backend",
+              "Per weight dtype, prefill and decode tokens/s of one sequence on a backend (min / "
+              "median / max of --repeat runs), decode's fraction of the streaming-read bandwidth "
+              "and prefill's fraction of the backend's GEMM peak, both measured in this run.");
+  std::string backend = "cpu_onednn", preset = "dense-100m", dtype_list = "f32,f16,bf16,q8_0";
+  std::string kv_name = "f32", models_dir = "models";
+  uint32_t prompt_len = 256, decode_tokens = 32;
+  int repeat = 3, threads_opt = 0;
+  bool want_crossover = false;
+  std::vector<std::string> param_opts;
+  app.add_option("--backend", backend, "backend plugin");
+  app.add_option("--dtypes", dtype_list, "weight dtypes, comma-separated (mkmodel --dtype names)");
+  app.add_option("--preset", preset, "model shape preset");
+  app.add_option("--prompt-len", prompt_len, "prompt tokens (prefill)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--decode-tokens", decode_tokens, "tokens decoded per run")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--models-dir", models_dir, "where the generated models are kept");
+  app.add_option("--threads", threads_opt, "[backend] threads (default: the plugin's)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--repeat", repeat, "runs per dtype")->check(CLI::Range(1, 1000));
+  app.add_option("--kv-dtype", kv_name, "KV cache dtype")->check(CLI::IsMember({"f32", "f16"}));
+  app.add_flag("--crossover", want_crossover, "time cpu_onednn's GEMV against its GEMM per M");
+  app.add_option("--param", param_opts,
+                 "[backend] param KEY=VALUE (repeatable); KEY=V1,V2,...: one row per value, "
+                 "their runs interleaved");
+  if (!parse(app, argc, argv)) return 0;
   const uint32_t kv_dtype = model::kv_dtype_from_name(kv_name);
-  if (prompt_len == 0 || decode_tokens == 0 || repeat < 1)
-    throw UsageError("--prompt-len, --decode-tokens and --repeat must be positive");
   std::vector<std::string> dtypes;
-  std::stringstream ss(a.str("dtypes", "f32,f16,bf16,q8_0"));
+  std::stringstream ss(dtype_list);
   for (std::string d; std::getline(ss, d, ',');) {
     model::detail::file_type(d);  // any name mkmodel --dtype knows; refused before any work
     dtypes.push_back(d);
   }
   Params params;
-  if (a.has("threads")) params.emplace_back("threads", a.str("threads"));
-  const unsigned threads = a.has("threads") ? static_cast<unsigned>(a.integer("threads", 1))
-                                            : std::max(1u, std::thread::hardware_concurrency());
+  if (threads_opt > 0) params.emplace_back("threads", std::to_string(threads_opt));
+  const std::vector<ParamSet> sets = param_sets(params, param_opts);
+  const unsigned threads = threads_opt > 0 ? static_cast<unsigned>(threads_opt)
+                                           : std::max(1u, std::thread::hardware_concurrency());
 
   const double bw = copy_bandwidth(), rbw = read_bandwidth(threads);
   std::printf(
@@ -287,19 +327,23 @@ int cmd_bench_backend(int argc, char** argv) {
   double peak = 0;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const std::string& dt = dtypes[i];
-    Config cfg;
-    cfg.model.path = a.str("models-dir", "models") + "/" + preset + "-" + dt + ".gguf";
-    cfg.model.generate = preset;
-    cfg.models_dir = a.str("models-dir", "models");
-    cfg.model.dtype = dt;
-    cfg.backend.plugin = backend;
-    cfg.backend.params = params;
-    cfg.scheduler.plugin = "fixed_window";
-    cfg.engine.max_seqs = 1;
-    cfg.engine.max_context = prompt_len + decode_tokens + 16;
-    cfg.engine.kv_dtype = kv_dtype;
-    auto v = engine::Variant::build(cfg);
+    std::vector<std::unique_ptr<engine::Variant>> vs;  // one per param set
+    for (const ParamSet& set : sets) {
+      Config cfg;
+      cfg.model.path = models_dir + "/" + preset + "-" + dt + ".gguf";
+      cfg.model.generate = preset;
+      cfg.models_dir = models_dir;
+      cfg.model.dtype = dt;
+      cfg.backend.plugin = backend;
+      cfg.backend.params = set.params;
+      cfg.scheduler.plugin = "fixed_window";
+      cfg.engine.max_seqs = 1;
+      cfg.engine.max_context = prompt_len + decode_tokens + 16;
+      cfg.engine.kv_dtype = kv_dtype;
+      vs.push_back(engine::Variant::build(cfg));
+    }
     if (i == 0) {
+      auto& v = vs[0];
       if (v->backend->device().kind == SY_DEVICE_GPU) {
         device_bw = device_stream_bandwidth(*v->backend);
         std::printf("%s: %s, streaming (add): %.2f GB/s\n", v->backend_plugin->name().c_str(),
@@ -314,28 +358,32 @@ int cmd_bench_backend(int argc, char** argv) {
                   "prefill tok/s", "decode tok/s", device_bw ? "frac device" : "frac read",
                   "pf GFLOP/s", "frac GEMM");
     }
-    measure(*v, prompt_len, 2);  // warm-up: primitives, pages, caches
-    std::vector<double> pre, dec;
-    for (int r = 0; r < repeat; ++r) {
-      const Figures f = measure(*v, prompt_len, decode_tokens);
-      pre.push_back(f.prefill_tps);
-      dec.push_back(f.decode_tps);
+    for (auto& v : vs) measure(*v, prompt_len, 2);  // warm-up: primitives, pages, caches
+    std::vector<std::vector<double>> pre(vs.size()), dec(vs.size());
+    for (int r = 0; r < repeat; ++r)
+      for (size_t s = 0; s < vs.size(); ++s) {
+        const Figures f = measure(*vs[s], prompt_len, decode_tokens);
+        pre[s].push_back(f.prefill_tps);
+        dec[s].push_back(f.decode_tps);
+      }
+    for (size_t s = 0; s < vs.size(); ++s) {
+      const Stats p = stats_of(pre[s]), d = stats_of(dec[s]);
+      const double bytes = static_cast<double>(vs[s]->model->info().bytes_per_token);
+      const auto shape = model::preset_shape(preset);
+      double flops = 0;  // of the whole prompt
+      for (uint32_t pos = 0; pos < prompt_len; ++pos)
+        flops += bench::flops_per_token(shape, pos, pos + 1 == prompt_len);
+      const double pf = flops / (prompt_len / p.median);
+      char pre_s[48], dec_s[48];
+      std::snprintf(pre_s, sizeof pre_s, "%.1f / %.1f / %.1f", p.min, p.median, p.max);
+      std::snprintf(dec_s, sizeof dec_s, "%.2f / %.2f / %.2f", d.min, d.median, d.max);
+      std::printf("%-6s %7.1fM %9.1f %24s %22s %11.2f %10.1f %10.2f%s%s\n", dt.c_str(),
+                  vs[s]->model->info().n_params / 1e6, bytes / 1e6, pre_s, dec_s,
+                  bytes * d.median / (device_bw ? device_bw : rbw), pf / 1e9, pf / peak,
+                  sets[s].label.empty() ? "" : " ", sets[s].label.c_str());
     }
-    const Stats p = stats_of(pre), d = stats_of(dec);
-    const double bytes = static_cast<double>(v->model->info().bytes_per_token);
-    const auto shape = model::preset_shape(preset);
-    double flops = 0;  // of the whole prompt
-    for (uint32_t pos = 0; pos < prompt_len; ++pos)
-      flops += flops_per_token(shape, pos, pos + 1 == prompt_len);
-    const double pf = flops / (prompt_len / p.median);
-    char pre_s[48], dec_s[48];
-    std::snprintf(pre_s, sizeof pre_s, "%.1f / %.1f / %.1f", p.min, p.median, p.max);
-    std::snprintf(dec_s, sizeof dec_s, "%.2f / %.2f / %.2f", d.min, d.median, d.max);
-    std::printf("%-6s %7.1fM %9.1f %24s %22s %11.2f %10.1f %10.2f\n", dt.c_str(),
-                v->model->info().n_params / 1e6, bytes / 1e6, pre_s, dec_s,
-                bytes * d.median / (device_bw ? device_bw : rbw), pf / 1e9, pf / peak);
   }
-  if (a.has("crossover")) crossover(backend, params, dtypes);
+  if (want_crossover) crossover(backend, params, dtypes);
   return 0;
 }
 

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/args.h"
+#include "bench/hardening_bench.h"
 #include "cli/commands.h"
-#include "server/hardening_bench.h"
+#include "cli/options.h"
 
 namespace sy::cli {
 namespace {
@@ -35,32 +35,31 @@ plugin = "dynamic"
 }  // namespace
 
 int cmd_bench_hardening(int argc, char** argv) {
-  Args a(argc, argv, 2, {"config", "exe", "slow", "probes", "bad", "clients"}, {"help"});
-  if (a.has("help")) {
-    std::printf(
-        "usage: switchyard bench-hardening [--config X.toml] [--exe SWITCHYARD] [--slow N (200)]\n"
-        "                                  [--probes N (30)] [--bad N (10000)] [--clients N (8)]\n"
-        "serves X.toml (default: dense-tiny on cpu_ref) from a child process and reports /health\n"
-        "latency while N slow connections are open, and resident memory around the bad requests\n");
-    return 0;
-  }
-  server::HardeningOptions o;
-  o.exe = a.str("exe", std::filesystem::canonical("/proc/self/exe").string());
-  o.config = a.str("config");
+  Command app("bench-hardening",
+              "Serves X.toml (default: dense-tiny on cpu_ref) from a child process and reports "
+              "/health latency while N slow connections are open, and resident memory around the "
+              "bad requests.");
+  bench::HardeningOptions o;
+  app.add_option("--config", o.config, "the serve config (X.toml)");
+  app.add_option("--exe", o.exe, "the switchyard binary to serve with (default: this one)");
+  app.add_option("--slow", o.slow, "slow connections held open during the /health probes")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--probes", o.probes, "/health requests while they are open (one per 200 ms)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--bad", o.bad, "bad requests")->check(CLI::Range(0, 10000000));
+  app.add_option("--clients", o.clients, "threads sending them")->check(CLI::Range(1, 1024));
+  if (!parse(app, argc, argv)) return 0;
+  if (o.exe.empty()) o.exe = std::filesystem::canonical("/proc/self/exe").string();
   if (o.config.empty()) {
     o.config =
         (std::filesystem::temp_directory_path() / "switchyard-bench-hardening.toml").string();
     std::ofstream(o.config) << kDefaultServe;
   }
-  o.slow = static_cast<uint32_t>(a.integer("slow", 200));
-  o.probes = static_cast<uint32_t>(a.integer("probes", 30));
-  o.bad = static_cast<uint32_t>(a.integer("bad", 10000));
-  o.clients = static_cast<uint32_t>(a.integer("clients", 8));
   o.log_path = (std::filesystem::temp_directory_path() / "switchyard-bench-hardening.log").string();
   std::printf("server: %s serve --config %s (log %s)\n", o.exe.c_str(), o.config.c_str(),
               o.log_path.c_str());
   std::fflush(stdout);
-  const server::HardeningReport r = server::run_hardening_bench(o);
+  const bench::HardeningReport r = bench::run_hardening_bench(o);
 
   std::vector<double> ok;
   uint32_t missed = 0;

@@ -7,34 +7,33 @@
 // depend on the machine.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
 
-#include "cli/args.h"
+#include "bench/model_costs.h"
 #include "cli/commands.h"
-#include "cli/model_costs.h"
+#include "cli/options.h"
 #include "gguf/gguf.h"
 #include "host/backend.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
-#include "model/generator.h"
-#include "model/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "modelgen/generator.h"
+#include "modelgen/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 
 namespace sy::cli {
 namespace {
 
+using bench::flops_per_token;
+using bench::kv_bytes_per_token;
+using bench::n_attn_layers;
+using bench::n_moe_layers;
 using model::ModelShape;
 
 constexpr uint32_t kBatch = 4;  // sequences of the batched decode run
-
-uint32_t n_moe_layers(const ModelShape& s) {
-  uint32_t n = 0;
-  for (uint32_t l = 0; l < s.n_layer; ++l) n += s.is_moe_layer(l);
-  return n;
-}
 
 // ---- one model on the backend ----
 
@@ -169,47 +168,56 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
 }  // namespace
 
 int cmd_bench_hybrid(int argc, char** argv) {
-  Args a(argc, argv, 2,
-         {"backend", "dense", "hybrid", "dtype", "lengths", "decode-tokens", "chunk", "models-dir",
-          "threads", "repeat", "kv-dtype"},
-         {"help"});
-  if (a.has("help")) {
-    std::printf(
-        "usage: switchyard bench-hybrid [--dense dense-20m] [--hybrid hybrid-20m] [--dtype f32]\n"
-        "                               [--backend cpu_onednn] [--lengths 128,1024,8192] "
-        "[--decode-tokens 32]\n"
-        "                               [--chunk 2048] [--models-dir models] [--threads N] "
-        "[--repeat 3]\n"
-        "                               [--kv-dtype f32|f16]\n");
-    return 0;
-  }
-  const std::string dtype = a.str("dtype", "f32");
+  Command app("bench-hybrid",
+              "A dense and a hybrid (Jamba-style) model of equal total parameters side by side: "
+              "decode tokens/s, FLOPs and bytes per decoded token (computed and measured), "
+              "prefill at several prompt lengths, memory per request and expert activations.");
+  std::string backend_name = "cpu_onednn", dense = "dense-20m", hybrid = "hybrid-20m";
+  std::string dtype = "f32", kv_name = "f32", length_list = "128,1024,8192", models_dir = "models";
+  uint32_t decode = 32, chunk = 2048;
+  int repeat = 3, threads_opt = 0;
+  app.add_option("--backend", backend_name, "backend plugin");
+  app.add_option("--dense", dense, "the dense model's preset");
+  app.add_option("--hybrid", hybrid, "the hybrid model's preset");
+  app.add_option("--dtype", dtype, "weight dtype (an mkmodel --dtype name)");
+  app.add_option("--lengths", length_list, "prompt lengths, comma-separated");
+  app.add_option("--decode-tokens", decode, "tokens decoded per run")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--chunk", chunk, "prefill chunk in tokens")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--models-dir", models_dir, "where the generated models are kept");
+  app.add_option("--threads", threads_opt, "[backend] threads (default: the plugin's)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--repeat", repeat, "runs per figure (the best is kept)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--kv-dtype", kv_name, "KV cache dtype")->check(CLI::IsMember({"f32", "f16"}));
+  if (!parse(app, argc, argv)) return 0;
   model::detail::file_type(dtype);  // refuses a name mkmodel does not know, before any work
-  const uint32_t kv_dtype = model::kv_dtype_from_name(a.str("kv-dtype", "f32"));
-  const uint32_t decode = static_cast<uint32_t>(a.integer("decode-tokens", 32));
-  const uint32_t chunk = static_cast<uint32_t>(a.integer("chunk", 2048));
+  const uint32_t kv_dtype = model::kv_dtype_from_name(kv_name);
   std::vector<uint32_t> lengths;
-  std::stringstream ss(a.str("lengths", "128,1024,8192"));
-  for (std::string l; std::getline(ss, l, ',');)
-    lengths.push_back(static_cast<uint32_t>(std::stoul(l)));
-  if (lengths.empty() || decode == 0 || chunk == 0)
-    throw UsageError("--lengths, --decode-tokens and --chunk must be positive");
+  std::stringstream ss(length_list);
+  for (std::string l; std::getline(ss, l, ',');) {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(l.c_str(), &end, 10);
+    if (l.empty() || *end != '\0' || n == 0 || n > (1u << 24))
+      throw UsageError("--lengths: '" + l + "' is not a positive token count");
+    lengths.push_back(static_cast<uint32_t>(n));
+  }
+  if (lengths.empty()) throw UsageError("--lengths: no length given");
   const uint32_t max_len = *std::max_element(lengths.begin(), lengths.end());
 
   PluginHost host(PluginHost::default_dirs());
-  auto plugin = host.load(SY_PLUGIN_BACKEND, a.str("backend", "cpu_onednn"));
+  auto plugin = host.load(SY_PLUGIN_BACKEND, backend_name);
   Params params;
-  if (a.has("threads")) params.emplace_back("threads", a.str("threads"));
+  if (threads_opt > 0) params.emplace_back("threads", std::to_string(threads_opt));
   std::vector<Loaded> models(2);
-  const std::string names[2] = {a.str("dense", "dense-20m"), a.str("hybrid", "hybrid-20m")};
+  const std::string names[2] = {dense, hybrid};
   for (int i = 0; i < 2; ++i) {
     Loaded& m = models[i];
     m.name = names[i];
     m.shape = model::preset_shape(m.name);
     if (m.shape.n_ctx < max_len + decode)
       throw UsageError(m.name + " has a context of " + std::to_string(m.shape.n_ctx) + " tokens");
-    const std::filesystem::path path =
-        a.str("models-dir", "models") + "/" + m.name + "-" + dtype + ".gguf";
+    const std::filesystem::path path = models_dir + "/" + m.name + "-" + dtype + ".gguf";
     if (!std::filesystem::exists(path)) {
       std::filesystem::create_directories(path.parent_path());
       std::printf("writing %s\n", path.c_str());
@@ -228,7 +236,7 @@ int cmd_bench_hybrid(int argc, char** argv) {
   }
 
   std::printf("backend %s, %s weights, %s KV cache, prefill in chunks of %u tokens\n\n",
-              plugin->name().c_str(), dtype.c_str(), a.str("kv-dtype", "f32").c_str(), chunk);
+              plugin->name().c_str(), dtype.c_str(), kv_name.c_str(), chunk);
   std::printf("%-20s %-6s %9s %9s %8s %6s %7s %12s %12s %10s\n", "model", "arch", "params",
               "active", "weights", "layers", "attn", "KV B/token", "state B/seq", "experts");
   for (auto& m : models) {
@@ -248,7 +256,6 @@ int cmd_bench_hybrid(int argc, char** argv) {
   std::vector<PrefillFigures> pre[2];
   // Best of --repeat runs (prompts of at most 2048 tokens; longer ones run once): the machine's
   // other load only ever slows a run down.
-  const int repeat = static_cast<int>(std::max<int64_t>(1, a.integer("repeat", 3)));
   auto best_decode = [&](Loaded& m, uint32_t batch) {
     DecodeFigures best;
     for (int r = 0; r < repeat; ++r) {

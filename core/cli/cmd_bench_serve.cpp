@@ -4,29 +4,23 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
-#include "cli/args.h"
+#include "bench/load_driver.h"
 #include "cli/commands.h"
+#include "cli/default_model.h"
+#include "cli/options.h"
 #include "host/log.h"
-#include "server/load_driver.h"
 #include "server/server.h"
 
 namespace sy::cli {
 namespace {
 
 // The default: the small generated dense model on oneDNN with the optimized scheduler.
-constexpr const char* kDefaultServe = R"(
+const std::string kDefaultServe = std::string(kDefaultModelAndBackend) + R"(
 [serve]
 max_queue = 1024
 request_timeout_s = 60
-
-[model]
-path = "models/dense-small.gguf"
-generate = "dense-small"
-seed = 7
-
-[backend]
-plugin = "cpu_onednn"
 
 [scheduler]
 plugin = "dynamic"
@@ -39,19 +33,24 @@ max_batch_tokens = 1024
 }  // namespace
 
 int cmd_bench_serve(int argc, char** argv) {
-  Args a(argc, argv, 2, {"config", "duration", "clients", "max-tokens", "prompt-len", "log-level"},
-         {"help", "stream"});
-  if (a.has("help")) {
-    std::printf(
-        "usage: switchyard bench-serve [--config X.toml] [--duration S (60)] [--clients N (8)]\n"
-        "                              [--max-tokens N (16)] [--prompt-len BYTES (32)] [--stream]\n"
-        "starts the server in-process on 127.0.0.1 (any free port) and sends completions from N\n"
-        "clients for S seconds; without --config an embedded default serves "
-        "models/dense-small.gguf\n");
-    return 0;
-  }
-  set_log_level(a.str("log-level", "warn"));
-  std::filesystem::path config = a.str("config");
+  Command app("bench-serve",
+              "Starts the server in-process on 127.0.0.1 (any free port) and sends completions "
+              "from N clients for S seconds; without --config an embedded default serves "
+              "models/dense-small.gguf.");
+  std::string config_file, log_level = "warn";
+  bench::LoadOptions lo;
+  app.add_option("--config", config_file, "the server's TOML config");
+  app.add_option("--duration", lo.duration_s, "seconds of load")->check(CLI::Range(0.001, 3600.0));
+  app.add_option("--clients", lo.clients, "concurrent clients")->check(CLI::Range(1, 256));
+  app.add_option("--max-tokens", lo.max_tokens, "tokens per answer (ignore_eos)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--prompt-len", lo.prompt_len, "bytes of prompt text")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_flag("--stream", lo.stream, "stream the answers (server-sent events)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  if (!parse(app, argc, argv)) return 0;
+  set_log_level(log_level);
+  std::filesystem::path config = config_file;
   if (config.empty()) {
     config = std::filesystem::temp_directory_path() / "switchyard-bench-serve.toml";
     std::ofstream(config) << kDefaultServe;
@@ -62,22 +61,13 @@ int cmd_bench_serve(int argc, char** argv) {
   o.watch_ms = 0;
   server::Server s(config, o);
   s.start();
-  server::LoadOptions lo;
   lo.port = s.port();
-  lo.duration_s = a.number("duration", 60);
-  lo.clients = static_cast<uint32_t>(a.integer("clients", 8));
-  lo.max_tokens = static_cast<uint32_t>(a.integer("max-tokens", 16));
-  lo.prompt_len = static_cast<uint32_t>(a.integer("prompt-len", 32));
-  lo.stream = a.has("stream");
-  if (lo.duration_s <= 0 || lo.duration_s > 3600)
-    throw UsageError("--duration must be in (0, 3600]");
-  if (lo.clients < 1 || lo.clients > 256) throw UsageError("--clients must be in [1, 256]");
   std::fprintf(stderr, "bench-serve: %s on 127.0.0.1:%d for %.0f s\n", config.string().c_str(),
                s.port(), lo.duration_s);
-  const server::LoadReport r = server::run_load(lo);
-  const std::string summary = server::server_summary(s.metrics_text());
+  const bench::LoadReport r = bench::run_load(lo);
+  const std::string summary = bench::server_summary(s.metrics_text());
   s.stop();
-  std::fputs(server::format_report(lo, r).c_str(), stdout);
+  std::fputs(bench::format_report(lo, r).c_str(), stdout);
   std::fputs(summary.c_str(), stdout);
   return r.errors == 0 && r.requests > 0 ? 0 : 1;
 }

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "gguf/gguf.h"
 #include "host/backend.h"
 #include "host/plugin_host.h"
@@ -16,13 +16,6 @@
 
 namespace sy::cli {
 namespace {
-
-constexpr const char* kUsage =
-    "usage: switchyard eval MODEL.gguf --tokens ID,ID,... [--backend B] [--logits-out F]\n"
-    "                       [--greedy N] [--plugin-dir D]\n"
-    "  runs the tokens through the model in one batch (backend default: cpu_onednn);\n"
-    "  --logits-out writes every position's logits as raw little-endian float32, n_tokens rows\n"
-    "  of n_vocab; --greedy N then decodes N tokens greedily and prints `greedy: id id ...`\n";
 
 std::vector<int32_t> parse_tokens(const std::string& s) {
   std::vector<int32_t> ids;
@@ -55,35 +48,39 @@ void write_logits(const std::string& path, const std::vector<float>& logits) {
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
-  Args a(argc, argv, 2, {"tokens", "backend", "logits-out", "greedy", "plugin-dir"}, {"help"});
-  if (a.has("help")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (a.positional().size() != 1)
-    throw UsageError("expected one GGUF file\n" + std::string(kUsage));
-  if (!a.has("tokens")) throw UsageError("--tokens is required");
-  const std::vector<int32_t> tokens = parse_tokens(a.str("tokens"));
-  const int64_t n_greedy = a.integer("greedy", 0);
-  if (n_greedy < 0 || n_greedy > 65536) throw UsageError("--greedy must be in [0, 65536]");
+  Command app("eval", "Runs the tokens through the model in one batch and prints what came out.");
+  std::string model_path, tokens_text, backend_name = "cpu_onednn", logits_out, plugin_dir;
+  uint32_t n_greedy = 0;
+  app.add_option("model", model_path, "the GGUF file");
+  app.add_option("--tokens", tokens_text, "token ids, comma separated (ID,ID,...)")->required();
+  app.add_option("--backend", backend_name, "backend plugin: name or path");
+  app.add_option("--logits-out", logits_out,
+                 "write every position's logits as raw little-endian float32, n_tokens rows of "
+                 "n_vocab");
+  app.add_option("--greedy", n_greedy,
+                 "then decode N tokens greedily and print `greedy: id id ...`")
+      ->check(CLI::Range(0, 65536));
+  app.add_option("--plugin-dir", plugin_dir, "searched before the default plugin folders");
+  if (!parse(app, argc, argv)) return 0;
+  if (model_path.empty()) throw UsageError("expected one GGUF file\n" + app.help());
+  const std::vector<int32_t> tokens = parse_tokens(tokens_text);
 
   std::vector<std::filesystem::path> dirs;
-  if (a.has("plugin-dir")) dirs.push_back(a.str("plugin-dir"));
+  if (!plugin_dir.empty()) dirs.push_back(plugin_dir);
   for (auto& d : PluginHost::default_dirs()) dirs.push_back(d);
   const PluginHost host(dirs);
-  Backend backend(host.load(SY_PLUGIN_BACKEND, a.str("backend", "cpu_onednn")), Params{});
+  Backend backend(host.load(SY_PLUGIN_BACKEND, backend_name), Params{});
   if (!backend.device().available)
     throw std::runtime_error("backend " + backend.plugin().name() + " reports no usable device (" +
                              backend.device().name + ")");
-  auto file = gguf::File::open(a.positional()[0]);
+  auto file = gguf::File::open(model_path);
   auto model = model::load_model(*file, backend);
-  const model::Evaluation ev =
-      model::evaluate(*model, backend, tokens, static_cast<uint32_t>(n_greedy));
-  if (a.has("logits-out")) write_logits(a.str("logits-out"), ev.logits);
+  const model::Evaluation ev = model::evaluate(*model, backend, tokens, n_greedy);
+  if (!logits_out.empty()) write_logits(logits_out, ev.logits);
   std::printf("eval: %s, %zu tokens, %u logits per position on %s%s%s\n",
               model->info().arch.c_str(), tokens.size(), model->info().n_vocab,
-              backend.plugin().name().c_str(), a.has("logits-out") ? ", written to " : "",
-              a.has("logits-out") ? a.str("logits-out").c_str() : "");
+              backend.plugin().name().c_str(), logits_out.empty() ? "" : ", written to ",
+              logits_out.c_str());
   if (n_greedy > 0) {
     std::printf("greedy:");
     for (int32_t t : ev.greedy) std::printf(" %d", t);

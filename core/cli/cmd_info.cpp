@@ -3,8 +3,8 @@
 #include <map>
 #include <sstream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "gguf/gguf.h"
 #include "switchyard/common/dtype.h"
 #include "switchyard/common/file_type.h"
@@ -37,14 +37,13 @@ std::string show(const gguf::Value& v) {
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
-  Args a(argc, argv, 2, {}, {"help"});
-  if (a.has("help") || a.positional().size() != 1) {
-    std::printf("usage: switchyard info FILE.gguf\n");
-    if (a.positional().size() != 1 && !a.has("help")) throw UsageError("expected one GGUF file");
-    return 0;
-  }
-  auto f = gguf::File::open(a.positional()[0]);
-  std::printf("%s: GGUF v%u, alignment %u, %zu metadata keys, %zu tensors\n", a.positional()[0].c_str(),
+  Command app("info", "Prints a GGUF file's metadata and tensors.");
+  std::string path;
+  app.add_option("file", path, "the GGUF file");
+  if (!parse(app, argc, argv)) return 0;
+  if (path.empty()) throw UsageError("expected one GGUF file");
+  auto f = gguf::File::open(path);
+  std::printf("%s: GGUF v%u, alignment %u, %zu metadata keys, %zu tensors\n", path.c_str(),
               f->version(), f->alignment(), f->metadata().size(), f->tensors().size());
   for (const auto& [k, v] : f->metadata()) {
     std::string shown = show(v);

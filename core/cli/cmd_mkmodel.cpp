@@ -1,58 +1,63 @@
 // switchyard mkmodel: write a random-weight llama GGUF of a preset, TOML or flag-given shape.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "config/config.h"
-#include "model/generator.h"
+#include "modelgen/generator.h"
+#include "modelgen/shape_file.h"
 #include "switchyard/common/file_type.h"
 
 namespace sy::cli {
 
 int cmd_mkmodel(int argc, char** argv) {
-  Args a(argc, argv, 2,
-         {"out", "preset", "shape", "dtype", "seed", "n-vocab", "n-ctx", "n-embd", "n-layer", "n-ff",
-          "n-head", "n-head-kv"},
-         {"tied", "help"});
-  if (a.has("help") || !a.has("out")) {
-    std::string presets;
-    for (const auto& p : model::preset_names()) presets += " " + p;
-    std::printf(
-        "usage: switchyard mkmodel --out F.gguf [--preset P] [--shape S.toml] [--dtype T]\n"
-        "                          [--seed N] [--n-vocab N --n-ctx N --n-embd N --n-layer N --n-ff "
-        "N\n"
-        "                           --n-head N --n-head-kv N --tied]\n"
-        "presets:%s (default dense-tiny)\n"
-        "dtypes (llama-quantize's file types and per-tensor mixes, default f32): %s\n",
-        presets.c_str(), dtype::file_type_names().c_str());
-    if (!a.has("out") && !a.has("help")) throw UsageError("--out is required");
-    return 0;
-  }
-  const std::string preset = a.str("preset", "dense-tiny");
-  model::ModelShape s = a.has("shape") ? load_shape(a.str("shape"), preset) : model::preset_shape(preset);
-  auto u32 = [&](const char* k, uint32_t& v) {
-    const int64_t x = a.integer(k, v);
-    if (x < 1 || x > (int64_t(1) << 24)) throw UsageError(std::string("--") + k + " must be in [1, 2^24]");
-    v = static_cast<uint32_t>(x);
-  };
-  u32("n-vocab", s.n_vocab);
-  u32("n-ctx", s.n_ctx);
-  u32("n-embd", s.n_embd);
-  u32("n-layer", s.n_layer);
-  u32("n-ff", s.n_ff);
-  u32("n-head", s.n_head);
-  u32("n-head-kv", s.n_head_kv);
-  if (a.has("tied")) s.tied_output = true;
-  const std::string dtype = a.str("dtype", "f32");
-  const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 1));
-  const std::filesystem::path out = a.str("out");
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  model::write_random_model(s, dtype, seed, out);
+  std::string presets;
+  for (const auto& p : model::preset_names()) presets += " " + p;
+  Command app("mkmodel",
+              "Writes a random-weight GGUF model, deterministic from the seed.\n"
+              "presets:" +
+                  presets +
+                  "\n"
+                  "dtypes (llama-quantize's file types and per-tensor mixes): " +
+                  dtype::file_type_names());
+  std::string out, preset = "dense-tiny", shape_file, dtype = "f32";
+  uint64_t seed = 1;
+  app.add_option("--out", out, "the GGUF file to write")->required();
+  app.add_option("--preset", preset, "named shape (the base of --shape too)");
+  app.add_option("--shape", shape_file, "TOML shape: preset, arch and any ModelShape field");
+  app.add_option("--dtype", dtype, "file type of the matrices");
+  app.add_option("--seed", seed, "weights' random seed");
+  // Shape fields over the preset or shape file, each in [1, 2^24].
+  std::optional<uint32_t> n_vocab, n_ctx, n_embd, n_layer, n_ff, n_head, n_head_kv;
+  const auto field = CLI::Range(uint32_t{1}, uint32_t{1} << 24);
+  app.add_option("--n-vocab", n_vocab, "vocabulary size")->check(field);
+  app.add_option("--n-ctx", n_ctx, "context length")->check(field);
+  app.add_option("--n-embd", n_embd, "embedding width")->check(field);
+  app.add_option("--n-layer", n_layer, "layers")->check(field);
+  app.add_option("--n-ff", n_ff, "feed-forward width")->check(field);
+  app.add_option("--n-head", n_head, "attention heads")->check(field);
+  app.add_option("--n-head-kv", n_head_kv, "KV heads")->check(field);
+  bool tied = false;
+  app.add_flag("--tied", tied, "tie the output matrix to the embedding");
+  if (!parse(app, argc, argv)) return 0;
+
+  model::ModelShape s =
+      shape_file.empty() ? model::preset_shape(preset) : load_shape(shape_file, preset);
+  for (auto [opt, field_of] :
+       {std::pair{&n_vocab, &s.n_vocab}, std::pair{&n_ctx, &s.n_ctx}, std::pair{&n_embd, &s.n_embd},
+        std::pair{&n_layer, &s.n_layer}, std::pair{&n_ff, &s.n_ff}, std::pair{&n_head, &s.n_head},
+        std::pair{&n_head_kv, &s.n_head_kv}})
+    if (*opt) *field_of = **opt;
+  if (tied) s.tied_output = true;
+  const std::filesystem::path out_path = out;
+  if (out_path.has_parent_path()) std::filesystem::create_directories(out_path.parent_path());
+  model::write_random_model(s, dtype, seed, out_path);
   std::printf(
       "wrote %s: %s, %.1fM parameters (%.1fM active), %s, n_embd %u, n_layer %u, n_ff %u, heads "
       "%u/%u, vocab %u, ctx %u\n",
-      a.str("out").c_str(), s.arch.c_str(), model::count_params(s) / 1e6,
+      out.c_str(), s.arch.c_str(), model::count_params(s) / 1e6,
       model::count_active_params(s) / 1e6, dtype.c_str(), s.n_embd, s.n_layer, s.n_ff, s.n_head,
       s.n_head_kv, s.n_vocab, s.n_ctx);
   return 0;

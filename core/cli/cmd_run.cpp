@@ -1,8 +1,11 @@
 // switchyard run: load a variant from TOML (or the embedded default) and generate text.
 #include <cstdio>
+#include <optional>
+#include <string>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/default_model.h"
+#include "cli/options.h"
 #include "engine/variant.h"
 #include "host/host_api.h"
 #include "host/log.h"
@@ -11,15 +14,7 @@ namespace sy::cli {
 namespace {
 
 // The embedded default: a small generated dense model on oneDNN with the original scheduler.
-constexpr const char* kDefaultConfig = R"(
-[model]
-path = "models/dense-small.gguf"
-generate = "dense-small"
-seed = 7
-
-[backend]
-plugin = "cpu_onednn"
-
+const std::string kDefaultConfig = std::string(kDefaultModelAndBackend) + R"(
 [scheduler]
 plugin = "fixed_window"
 max_batch = 4
@@ -46,29 +41,46 @@ std::string printable(const std::string& s) {
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  Args a(argc, argv, 2, {"config", "prompt", "max-tokens", "temperature", "top-k", "top-p", "seed", "log-level"},
-         {"help"});
-  if (a.has("help")) {
-    std::printf("usage: switchyard run [--config X.toml] [--prompt TEXT] [--max-tokens N] [--temperature T]\n"
-                "                      [--top-k K] [--top-p P] [--seed S] [--log-level L]\n"
-                "without --config the embedded default runs: it generates models/dense-small.gguf\n");
-    return 0;
-  }
-  Config cfg = a.has("config") ? load_config(a.str("config")) : parse_config(kDefaultConfig, "<embedded default>");
-  set_log_level(a.str("log-level", a.has("config") ? cfg.log_level : "info"));
+  Command app("run",
+              "Loads the variant a config names and generates text. Without --config the "
+              "embedded default runs: it generates models/dense-small.gguf.");
+  std::string config, prompt, log_level;
+  std::optional<float> temperature, top_p;
+  std::optional<int32_t> top_k;
+  std::optional<uint64_t> seed;
+  std::optional<uint32_t> max_tokens_opt;
+  app.add_option("--config", config, "the variant's TOML config");
+  app.add_option("--prompt", prompt, "one prompt (default: four built-in ones)");
+  // Sampling over the config's [sampling] values.
+  app.add_option("--max-tokens", max_tokens_opt, "tokens per prompt")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--temperature", temperature, "0: greedy")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--top-k", top_k, "0: all tokens")->check(CLI::Range(0, 1 << 24));
+  app.add_option("--top-p", top_p, "nucleus mass")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--seed", seed, "sampling seed of the first prompt (the next ones add 1 each)");
+  app.add_option("--log-level", log_level,
+                 "trace, debug, info, warn, error (default: the config's; info without one)");
+  if (!parse(app, argc, argv)) return 0;
+
+  const bool configured = !config.empty();
+  Config cfg =
+      configured ? load_config(config) : parse_config(kDefaultConfig, "<embedded default>");
+  set_log_level(!log_level.empty() ? log_level : configured ? cfg.log_level : "info");
   std::vector<std::string> prompts;
-  if (a.has("prompt")) prompts.push_back(a.str("prompt"));
-  else prompts = {"The switchyard routes each train", "Dense and hybrid models", "Once upon a time",
-                  "Schedulers decide"};
+  if (app.count("--prompt"))
+    prompts.push_back(prompt);
+  else
+    prompts = {"The switchyard routes each train", "Dense and hybrid models", "Once upon a time",
+               "Schedulers decide"};
 
   auto v = engine::Variant::build(cfg);
   if (!v->tokenizer) throw std::runtime_error(cfg.model.path + " has no text vocabulary; cannot run text prompts");
   text::SamplingParams sp;
-  sp.temperature = static_cast<float>(a.number("temperature", cfg.sampling.temperature));
-  sp.top_k = static_cast<int32_t>(a.integer("top-k", cfg.sampling.top_k));
-  sp.top_p = static_cast<float>(a.number("top-p", cfg.sampling.top_p));
-  sp.seed = static_cast<uint64_t>(a.integer("seed", cfg.sampling.seed));
-  const uint32_t max_tokens = static_cast<uint32_t>(a.integer("max-tokens", cfg.sampling.max_tokens));
+  sp.temperature = temperature.value_or(cfg.sampling.temperature);
+  sp.top_k = top_k.value_or(cfg.sampling.top_k);
+  sp.top_p = top_p.value_or(cfg.sampling.top_p);
+  sp.seed = seed.value_or(cfg.sampling.seed);
+  const uint32_t max_tokens = max_tokens_opt.value_or(cfg.sampling.max_tokens);
 
   const int64_t t0 = now_ns();
   std::vector<uint64_t> ids;

@@ -3,10 +3,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "host/log.h"
 #include "server/serve_config.h"
 #include "server/server.h"
@@ -16,8 +18,8 @@ namespace sy::cli {
 namespace {
 
 // --flag, else the environment variable; comma-separated for several keys.
-std::vector<std::string> keys_from(const Args& a, const char* flag, const char* env) {
-  if (a.has(flag)) return server::split_keys(a.str(flag));
+std::vector<std::string> keys_from(const std::optional<std::string>& flag, const char* env) {
+  if (flag) return server::split_keys(*flag);
   const char* v = std::getenv(env);
   return v ? server::split_keys(v) : std::vector<std::string>{};
 }
@@ -25,39 +27,39 @@ std::vector<std::string> keys_from(const Args& a, const char* flag, const char* 
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
-  Args a(argc, argv, 2,
-         {"config", "host", "port", "log-level", "api-key", "admin-key", "metrics-key"}, {"help"});
-  if (a.has("help") || !a.has("config")) {
-    std::fprintf(
-        a.has("help") ? stdout : stderr,
-        "usage: switchyard serve --config X.toml [--host H] [--port P] [--log-level L]\n"
-        "                        [--api-key K[,K2]] [--admin-key K] [--metrics-key K]\n"
-        "serves /v1/completions, /v1/chat/completions, /v1/models, /health, /metrics and\n"
-        "/admin/{reload,rollback,status}; X.toml is a single-variant config or [[variants]] with\n"
-        "weights and a [serve] table (configs/serve.toml). Edit the file, send SIGHUP or POST\n"
-        "/admin/reload to swap variants live.\n"
-        "--api-key (or SWITCHYARD_API_KEY) makes /v1/* require 'Authorization: Bearer K';\n"
-        "--admin-key (SWITCHYARD_ADMIN_KEY) guards /admin/*, which otherwise answers loopback\n"
-        "clients only; --metrics-key (SWITCHYARD_METRICS_KEY) guards /metrics.\n");
-    if (a.has("help")) return 0;
-    throw UsageError("--config is required");
-  }
-  const server::ServeConfig cfg = server::load_serve_config(a.str("config"));
-  set_log_level(a.str("log-level", cfg.log_level == "warn" ? "info" : cfg.log_level));
+  Command app(
+      "serve",
+      "Serves /v1/completions, /v1/chat/completions, /v1/models, /health, /metrics and "
+      "/admin/{reload,rollback,status}; X.toml is a single-variant config or [[variants]] "
+      "with weights and a [serve] table (configs/serve.toml). Edit the file, send SIGHUP or "
+      "POST /admin/reload to swap variants live.");
+  std::string config, log_level;
+  std::optional<std::string> host, api_key, admin_key, metrics_key;
+  std::optional<uint16_t> port;
+  app.add_option("--config", config, "the serve config (X.toml)")->required();
+  app.add_option("--host", host, "address to listen on (default: the config's)");
+  app.add_option("--port", port, "port to listen on; 0: any free one (default: the config's)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  app.add_option("--api-key", api_key,
+                 "K[,K2]: /v1/* requires 'Authorization: Bearer K' (else SWITCHYARD_API_KEY)");
+  app.add_option("--admin-key", admin_key,
+                 "guards /admin/*, which otherwise answers loopback clients only (else "
+                 "SWITCHYARD_ADMIN_KEY)");
+  app.add_option("--metrics-key", metrics_key, "guards /metrics (else SWITCHYARD_METRICS_KEY)");
+  if (!parse(app, argc, argv)) return 0;
+  const server::ServeConfig cfg = server::load_serve_config(config);
+  set_log_level(!log_level.empty() ? log_level : cfg.log_level == "warn" ? "info" : cfg.log_level);
   server::ServerOverrides o;
-  if (a.has("host")) o.host = a.str("host");
-  if (a.has("port")) {
-    const int64_t p = a.integer("port", 0);
-    if (p < 0 || p > 65535) throw UsageError("--port must be in [0, 65535]");
-    o.port = static_cast<uint16_t>(p);
-  }
+  if (host) o.host = *host;
+  if (port) o.port = *port;
   o.sighup = true;
-  o.keys.api = keys_from(a, "api-key", "SWITCHYARD_API_KEY");
-  o.keys.admin = keys_from(a, "admin-key", "SWITCHYARD_ADMIN_KEY");
-  o.keys.metrics = keys_from(a, "metrics-key", "SWITCHYARD_METRICS_KEY");
+  o.keys.api = keys_from(api_key, "SWITCHYARD_API_KEY");
+  o.keys.admin = keys_from(admin_key, "SWITCHYARD_ADMIN_KEY");
+  o.keys.metrics = keys_from(metrics_key, "SWITCHYARD_METRICS_KEY");
   o.defer_load = true;  // bind first: /health says 503 (loading) until the variants are up
   server::install_signal_handlers();
-  server::Server s(a.str("config"), o);
+  server::Server s(config, o);
   s.listen();
   std::printf("switchyard serving on http://%s:%d\n", s.host().c_str(), s.port());
   std::fflush(stdout);

@@ -3,37 +3,39 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "gguf/gguf.h"
 #include "text/tokenizer.h"
 
 namespace sy::cli {
 
 int cmd_tokenize(int argc, char** argv) {
-  Args a(argc, argv, 2, {"text", "file"}, {"help", "bos", "special"});
-  constexpr const char* kUsage =
-      "usage: switchyard tokenize MODEL.gguf (--text T | --file F) [--bos] [--special]\n"
-      "  prints the token ids of the text (or of the file's bytes), space separated\n"
-      "  --bos      prepend the BOS token\n"
-      "  --special  control tokens written in the text (<|eot_id|>) become their ids\n";
-  if (a.has("help")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (a.positional().size() != 1) throw UsageError("expected one GGUF file");
-  if (a.has("text") == a.has("file")) throw UsageError("give exactly one of --text T or --file F");
-  std::string text = a.str("text");
-  if (a.has("file")) {
-    std::ifstream in(a.str("file"), std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + a.str("file"));
+  Command app("tokenize",
+              "Prints the token ids of the text (or of the file's bytes), space "
+              "separated, under the GGUF file's own vocabulary.");
+  std::string model_path, text, text_file;
+  bool bos = false, special = false;
+  app.add_option("model", model_path, "the GGUF file");
+  app.add_option("--text", text, "the text");
+  app.add_option("--file", text_file, "a file whose bytes are the text");
+  app.add_flag("--bos", bos, "prepend the BOS token");
+  app.add_flag("--special", special,
+               "control tokens written in the text (<|eot_id|>) become their ids");
+  if (!parse(app, argc, argv)) return 0;
+  if (model_path.empty()) throw UsageError("expected one GGUF file");
+  if (app.count("--text") == app.count("--file"))
+    throw UsageError("give exactly one of --text T or --file F");
+  if (app.count("--file")) {
+    std::ifstream in(text_file, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + text_file);
     std::ostringstream ss;
     ss << in.rdbuf();
     text = ss.str();
   }
-  const auto file = gguf::File::open(a.positional()[0]);
+  const auto file = gguf::File::open(model_path);
   const auto tok = text::Tokenizer::from_gguf(*file);
-  const auto ids = text::tokenize(*tok, text, {a.has("bos"), a.has("special")});
+  const auto ids = text::tokenize(*tok, text, {bos, special});
   std::string line;
   for (size_t i = 0; i < ids.size(); ++i) line += (i ? " " : "") + std::to_string(ids[i]);
   std::printf("%s\n", line.c_str());

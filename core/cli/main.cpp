@@ -4,8 +4,9 @@
 #include <exception>
 #include <string>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "modelgen/generate_hook.h"
 
 namespace {
 
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  // Configs may say `[model] generate`: this program writes such missing models.
+  sy::modelgen::install_generate_hook();
   try {
     if (cmd == "run") return sy::cli::cmd_run(argc, argv);
     if (cmd == "mkmodel") return sy::cli::cmd_mkmodel(argc, argv);

@@ -66,79 +66,90 @@ float min_offset_codes(const float* x, int levels, uint8_t* q, float& min) {
   return d;
 }
 
+// Q5 blocks keep each code's fifth bit in qh; Q4 blocks have none.
+template <class Block>
+constexpr bool kFifthBit = requires(const Block& b) { b.qh; };
+
+// The code of value j of a Q4 or Q5 block.
+template <class Block>
+int code(const Block& b, int j) {
+  if constexpr (kFifthBit<Block>)
+    return nibble(b.qs, j) | fifth_bit(b.qh, j) << 4;
+  else
+    return nibble(b.qs, j);
+}
+template <class Block>
+void pack_codes(const uint8_t* q, Block& b) {
+  pack_nibbles(q, b.qs);
+  if constexpr (kFifthBit<Block>) pack_fifth_bits(q, b.qh);
+}
+
+// Q4_0 / Q5_0 (levels 16 / 32): x = (code - levels / 2) * d.
+template <class Block, int kLevels>
+void offset_to_f32(const void* src, float* dst, int64_t n) {
+  const Block* b = static_cast<const Block*>(src);
+  for (int64_t i = 0; i < n / kB; ++i, dst += kB) {
+    const float d = half(b[i].d);
+    for (int j = 0; j < kB; ++j) dst[j] = (float)(code(b[i], j) - kLevels / 2) * d;
+  }
+}
+template <class Block, int kLevels>
+void offset_from_f32(const float* x, void* dst, int64_t n) {
+  Block* y = static_cast<Block*>(dst);
+  for (int64_t i = 0; i < n / kB; ++i, x += kB) {
+    uint8_t q[kB];
+    y[i].d = to_half(offset_codes(x, kLevels, q));
+    pack_codes(q, y[i]);
+  }
+}
+
+// Q4_1 / Q5_1: x = code * d + m.
+template <class Block>
+void min_offset_to_f32(const void* src, float* dst, int64_t n) {
+  const Block* b = static_cast<const Block*>(src);
+  for (int64_t i = 0; i < n / kB; ++i, dst += kB) {
+    const float d = half(b[i].d), m = half(b[i].m);
+    for (int j = 0; j < kB; ++j) dst[j] = (float)code(b[i], j) * d + m;
+  }
+}
+// ggml does not cap Q5_1's codes, but (max - min) / d stays below 31.5, so the cap never acts.
+template <class Block, int kLevels>
+void min_offset_from_f32(const float* x, void* dst, int64_t n) {
+  Block* y = static_cast<Block*>(dst);
+  for (int64_t i = 0; i < n / kB; ++i, x += kB) {
+    uint8_t q[kB];
+    float min;
+    y[i].d = to_half(min_offset_codes(x, kLevels, q, min));
+    y[i].m = to_half(min);
+    pack_codes(q, y[i]);
+  }
+}
+
 }  // namespace
 
 void q4_0_to_f32(const void* src, float* dst, int64_t n) {
-  const BlockQ4_0* b = static_cast<const BlockQ4_0*>(src);
-  for (int64_t i = 0; i < n / kB; ++i, dst += kB) {
-    const float d = half(b[i].d);
-    for (int j = 0; j < kB; ++j) dst[j] = (float)(nibble(b[i].qs, j) - 8) * d;
-  }
+  offset_to_f32<BlockQ4_0, 16>(src, dst, n);
 }
 void q4_0_from_f32(const float* x, void* dst, int64_t n) {
-  BlockQ4_0* y = static_cast<BlockQ4_0*>(dst);
-  for (int64_t i = 0; i < n / kB; ++i, x += kB) {
-    uint8_t q[kB];
-    y[i].d = to_half(offset_codes(x, 16, q));
-    pack_nibbles(q, y[i].qs);
-  }
+  offset_from_f32<BlockQ4_0, 16>(x, dst, n);
 }
-
 void q4_1_to_f32(const void* src, float* dst, int64_t n) {
-  const BlockQ4_1* b = static_cast<const BlockQ4_1*>(src);
-  for (int64_t i = 0; i < n / kB; ++i, dst += kB) {
-    const float d = half(b[i].d), m = half(b[i].m);
-    for (int j = 0; j < kB; ++j) dst[j] = (float)nibble(b[i].qs, j) * d + m;
-  }
+  min_offset_to_f32<BlockQ4_1>(src, dst, n);
 }
 void q4_1_from_f32(const float* x, void* dst, int64_t n) {
-  BlockQ4_1* y = static_cast<BlockQ4_1*>(dst);
-  for (int64_t i = 0; i < n / kB; ++i, x += kB) {
-    uint8_t q[kB];
-    float min;
-    y[i].d = to_half(min_offset_codes(x, 16, q, min));
-    y[i].m = to_half(min);
-    pack_nibbles(q, y[i].qs);
-  }
+  min_offset_from_f32<BlockQ4_1, 16>(x, dst, n);
 }
-
 void q5_0_to_f32(const void* src, float* dst, int64_t n) {
-  const BlockQ5_0* b = static_cast<const BlockQ5_0*>(src);
-  for (int64_t i = 0; i < n / kB; ++i, dst += kB) {
-    const float d = half(b[i].d);
-    for (int j = 0; j < kB; ++j)
-      dst[j] = (float)((nibble(b[i].qs, j) | fifth_bit(b[i].qh, j) << 4) - 16) * d;
-  }
+  offset_to_f32<BlockQ5_0, 32>(src, dst, n);
 }
 void q5_0_from_f32(const float* x, void* dst, int64_t n) {
-  BlockQ5_0* y = static_cast<BlockQ5_0*>(dst);
-  for (int64_t i = 0; i < n / kB; ++i, x += kB) {
-    uint8_t q[kB];
-    y[i].d = to_half(offset_codes(x, 32, q));
-    pack_nibbles(q, y[i].qs);
-    pack_fifth_bits(q, y[i].qh);
-  }
+  offset_from_f32<BlockQ5_0, 32>(x, dst, n);
 }
-
 void q5_1_to_f32(const void* src, float* dst, int64_t n) {
-  const BlockQ5_1* b = static_cast<const BlockQ5_1*>(src);
-  for (int64_t i = 0; i < n / kB; ++i, dst += kB) {
-    const float d = half(b[i].d), m = half(b[i].m);
-    for (int j = 0; j < kB; ++j)
-      dst[j] = (float)(nibble(b[i].qs, j) | fifth_bit(b[i].qh, j) << 4) * d + m;
-  }
+  min_offset_to_f32<BlockQ5_1>(src, dst, n);
 }
 void q5_1_from_f32(const float* x, void* dst, int64_t n) {
-  BlockQ5_1* y = static_cast<BlockQ5_1*>(dst);
-  for (int64_t i = 0; i < n / kB; ++i, x += kB) {
-    // ggml does not cap Q5_1's codes, but (max - min) / d stays below 31.5, so the cap never acts.
-    uint8_t q[kB];
-    float min;
-    y[i].d = to_half(min_offset_codes(x, 32, q, min));
-    y[i].m = to_half(min);
-    pack_nibbles(q, y[i].qs);
-    pack_fifth_bits(q, y[i].qh);
-  }
+  min_offset_from_f32<BlockQ5_1, 32>(x, dst, n);
 }
 
 void q8_0_to_f32(const void* src, float* dst, int64_t n) {

@@ -8,13 +8,15 @@
 #include <vector>
 
 #include "host/backend.h"
-#include "model/generator.h"
+#include "switchyard/common/error.h"
 
 namespace sy {
 
-class ConfigError : public std::runtime_error {
+// A bad configuration (file:line:column and key): commands print it instead of a stack of
+// causes, and reloads keep the old variants.
+class ConfigError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& message) : Error(SY_ERR_INVALID_ARG, message) {}
 };
 
 // Where a scheduler plugin runs: in the engine's process, or in a child (host/process_scheduler.h).
@@ -89,10 +91,5 @@ struct Config {
 // Throws ConfigError("<file>:<line>:<col>: <key>: <problem>").
 Config load_config(const std::filesystem::path& path);
 Config parse_config(const std::string& text, const std::string& origin);
-
-// A model shape from TOML: optional `preset = "..."` as the base, then any ModelShape field by
-// name (n_vocab, n_ctx, n_embd, n_layer, n_ff, n_head, n_head_kv, rope_freq_base, rms_eps,
-// tied_output). Unknown keys are refused.
-model::ModelShape load_shape(const std::filesystem::path& path, const std::string& base_preset = "");
 
 }  // namespace sy

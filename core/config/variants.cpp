@@ -4,6 +4,14 @@
 
 namespace sy {
 
+VariantFileKeys read_variant_file_keys(TableReader& top, std::string& log_level) {
+  VariantFileKeys k;
+  top.read_string("log_level", log_level);
+  top.read_string_array("plugin_dirs", k.plugin_dirs);
+  top.read_string("models_dir", k.models_dir);
+  return k;
+}
+
 std::vector<VariantTable> parse_variant_tables(
     toml::table& root, const std::string& origin,
     const std::vector<std::filesystem::path>& plugin_dirs, const std::vector<std::string>& own,

@@ -18,6 +18,15 @@ struct VariantTable {
   std::string where;  // origin:line:col of the entry, for messages
 };
 
+// The top-level keys every [[variants]] file takes besides its own tables: log_level (into
+// `log_level`), plugin_dirs (searched before each entry's own) and models_dir (each entry's
+// default), read from `top`; the caller marks its own tables and calls reject_unknown.
+struct VariantFileKeys {
+  std::vector<std::filesystem::path> plugin_dirs;
+  std::string models_dir;
+};
+VariantFileKeys read_variant_file_keys(TableReader& top, std::string& log_level);
+
 // Reads root["variants"]. `own` names keys the caller reads itself from each entry (such as a
 // traffic weight); read_own(reader, entry, index) reads them before the rest goes to
 // parse_config, and returns true when it has read the whole entry (one that needs no config

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "host/log.h"
+#include "host/plan_check.h"
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 
@@ -208,45 +210,22 @@ void Engine::publish_blocks(Request& r) {
   r.published_blocks = full;
 }
 
-std::string Engine::validate(const sy_sched_plan& p) const {
-  if (p.n_entries > p.entries_capacity) return "plan has more entries than its capacity";
-  if (p.n_preempt > p.preempt_capacity) return "plan has more preemptions than its capacity";
-  std::set<uint64_t> seen, preempted;
+// The view-only checks (host/plan_check.h), then what only the engine knows: the KV blocks the
+// plan needs, shared prefix blocks included.
+void Engine::validate(const sy_sched_view& view, const sy_sched_plan& p) const {
+  check_plan(view, p);
+  std::set<uint64_t> preempted;
   uint32_t freed = 0;
-  for (uint32_t i = 0; i < p.n_preempt; ++i) {
-    const Request* r = live(p.preempt[i]);
-    if (!r || !r->running || finishing(*r))
-      return "preempt " + std::to_string(i) + ": request " + std::to_string(p.preempt[i]) +
-             " is not running";
-    if (!preempted.insert(p.preempt[i]).second)
-      return "preempt " + std::to_string(i) + ": request " + std::to_string(p.preempt[i]) +
-             " listed twice";
-    freed += static_cast<uint32_t>(r->blocks.size());
-  }
-  uint64_t tokens = 0;
+  for (uint32_t i = 0; i < p.n_preempt; ++i)
+    if (preempted.insert(p.preempt[i]).second)
+      freed += static_cast<uint32_t>(live(p.preempt[i])->blocks.size());
   uint32_t need_blocks = 0;
-  size_t seqs = running_.size() - preempted.size();
-  for (const Request* r : running_) seqs -= finishing(*r) ? 1 : 0;
   for (uint32_t i = 0; i < p.n_entries; ++i) {
     const sy_sched_entry& e = p.entries[i];
-    const std::string where = "entry " + std::to_string(i) + ": ";
-    const Request* found = live(e.id);
-    if (!found || finishing(*found)) return where + "unknown request id " + std::to_string(e.id);
-    if (!seen.insert(e.id).second)
-      return where + "request " + std::to_string(e.id) + " scheduled twice";
-    if (preempted.count(e.id))
-      return where + "request " + std::to_string(e.id) + " is both preempted and scheduled";
-    const Request& r = *found;
+    const Request& r = *live(e.id);
     const uint32_t computed = computed_if_admitted(r);
-    const uint32_t remaining = r.planned_known() - computed;
-    if (e.num_tokens == 0 || e.num_tokens > remaining)
-      return where + "request " + std::to_string(e.id) + " asks for " +
-             std::to_string(e.num_tokens) + " tokens, it has " + std::to_string(remaining) +
-             " to compute";
-    tokens += e.num_tokens;
     uint32_t have = static_cast<uint32_t>(r.blocks.size());
     if (!r.running) {
-      ++seqs;
       have = r.view_hit_blocks;  // shared prefix blocks it will hold
       if (lim_.prefix_caching)
         need_blocks += cache_.pool().unreferenced_among(r.hashes, r.view_hit_blocks);
@@ -254,16 +233,10 @@ std::string Engine::validate(const sy_sched_plan& p) const {
     const uint32_t want = cache_.blocks_for(computed + e.num_tokens);
     if (want > have) need_blocks += want - have;
   }
-  if (tokens > lim_.max_batch_tokens)
-    return "plan carries " + std::to_string(tokens) + " tokens, over the budget of " +
-           std::to_string(lim_.max_batch_tokens);
-  if (seqs > lim_.max_seqs)
-    return "plan runs " + std::to_string(seqs) + " sequences, over max_seqs " +
-           std::to_string(lim_.max_seqs);
   if (need_blocks > cache_.pool().free_count() + freed)
-    return "plan needs " + std::to_string(need_blocks) + " new KV blocks, " +
-           std::to_string(cache_.pool().free_count() + freed) + " are free";
-  return {};
+    throw Error(SY_ERR_INVALID_ARG,
+                "plan needs " + std::to_string(need_blocks) + " new KV blocks, " +
+                    std::to_string(cache_.pool().free_count() + freed) + " are free");
 }
 
 // What the host runs when a scheduler fails or returns an invalid plan: running requests first

@@ -149,7 +149,8 @@ class Engine {
   StepStats commit(Batch& b);
   bool finishing(const Request& r) const;
   Request* live(uint64_t id) const;
-  std::string validate(const sy_sched_plan& plan) const;
+  // Throws sy::Error naming the plan's first violation.
+  void validate(const sy_sched_view& view, const sy_sched_plan& plan) const;
   void fallback_plan(sy_sched_plan& plan) const;
   void preempt(Request& r);
   void release_state(Request& r);

@@ -11,6 +11,7 @@
 #include "engine/engine_loop.h"
 #include "host/host_api.h"
 #include "host/log.h"
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 
@@ -94,18 +95,19 @@ Engine::PlannedStep Engine::plan_step() {
   plan.entries = out.entries.data();
   plan.preempt_capacity = static_cast<uint32_t>(out.preempt.size());
   plan.preempt = out.preempt.data();
-  std::string error;
-  sy_status st;
-  {
-    // Counters the plugin adds without host_ctx (older plugins), or the host on its behalf
-    // (an isolated plugin's forwarded ones), belong to this engine too.
-    const CounterScope scope(&counters_);
-    st = sched_.plan(view, plan, error);
-  }
-  if (st != SY_OK) {
-    error = "plan failed: " + error;
-  } else {
-    error = validate(plan);
+  std::string error;  // why the plan is refused; the step then runs the fallback plan
+  bool planned = false;
+  try {
+    {
+      // Counters the plugin adds without host_ctx (older plugins), or the host on its behalf
+      // (an isolated plugin's forwarded ones), belong to this engine too.
+      const CounterScope scope(&counters_);
+      sched_.plan(view, plan);
+    }
+    planned = true;
+    validate(view, plan);
+  } catch (const Error& e) {
+    error = planned ? e.what() : std::string("plan failed: ") + e.what();
   }
   if (!error.empty()) {
     ++invalid_plans_;

@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "host/log.h"
-#include "model/generator.h"
 
 namespace sy::engine {
 namespace fs = std::filesystem;
@@ -26,12 +25,21 @@ bool inside(const fs::path& root, const fs::path& p) {
   return q != p.end();
 }
 
+ModelFileMaker& model_file_maker() {
+  static ModelFileMaker maker;
+  return maker;
+}
+
 bool process_alive(long pid) {
   if (pid <= 0) return false;
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
 }  // namespace
+
+void set_model_file_maker(ModelFileMaker maker) {
+  model_file_maker() = std::move(maker);
+}
 
 size_t remove_stale_generation_files(const fs::path& dir) {
   static const std::regex stale(R"(^.+\.gguf(?:\.partial\.(\d+))?(?:\.tmp\.(\d+)\.\d+)?$)");
@@ -68,14 +76,15 @@ void ensure_model_file(const ModelConfig& m, const fs::path& models_dir,
     throw std::runtime_error(origin + ": model.generate: " + m.path +
                              " is outside the models directory " + root.string() +
                              "; generate writes only there (set models_dir to change it)");
-  const auto shape = model::preset_shape(m.generate);
+  if (!model_file_maker())
+    throw std::runtime_error(origin + ": model.generate: " + m.path +
+                             " is missing and this program cannot write models (no model "
+                             "generator registered)");
   fs::create_directories(target.parent_path());
-  logger()->info("generating {} ({} {}, seed {}) at {}", m.generate, m.dtype,
-                 model::count_params(shape), m.seed, m.path);
   // Written under a private name, then linked into place: link() never replaces a file that
   // appeared meanwhile (another process generating the same model).
   const fs::path partial = target.string() + ".partial." + std::to_string(::getpid());
-  model::write_random_llama(shape, m.dtype, m.seed, partial);
+  model_file_maker()(m, partial);
   if (::link(partial.c_str(), target.c_str()) != 0 && errno != EEXIST) {
     const int e = errno;
     fs::remove(partial);

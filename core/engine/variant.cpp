@@ -6,7 +6,7 @@
 #include "engine/triage_hook.h"
 #include "host/log.h"
 #include "host/process_scheduler.h"
-#include "model/generator.h"
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 
@@ -27,15 +27,15 @@ static void use_fallback_backend(Variant& v, const PluginHost& host) {
   const PluginChoice& b = v.config.backend;
   const std::string why = "backend " + b.plugin + " reports no usable device (" +
                           std::string(v.backend->device().name) + ")";
-  if (b.require_device) throw std::runtime_error(why + " and [backend] require_device is true");
-  if (b.fallback.empty()) throw std::runtime_error(why + " and [backend] names no fallback");
+  if (b.require_device) throw Error(why + " and [backend] require_device is true");
+  if (b.fallback.empty()) throw Error(why + " and [backend] names no fallback");
   logger()->warn("{}; falling back to backend {}", why, b.fallback);
   v.backend.reset();
   v.backend_plugin = host.load(SY_PLUGIN_BACKEND, b.fallback);
   v.backend = std::make_unique<Backend>(v.backend_plugin, Params{});
   if (!v.backend->device().available)
-    throw std::runtime_error(why + ", and so does its fallback " + b.fallback + " (" +
-                             v.backend->device().name + ")");
+    throw Error(why + ", and so does its fallback " + b.fallback + " (" + v.backend->device().name +
+                ")");
 }
 
 std::unique_ptr<Variant> Variant::build(const Config& config) {

@@ -32,8 +32,8 @@ struct Variant {
   text::ChatTemplate chat_template;            // how chat requests become prompts
   std::unique_ptr<Engine> engine;
 
-  // Loads everything or throws (PluginError, BackendError, gguf::Error, std::runtime_error) with
-  // the reason; nothing half-built survives a failure.
+  // Loads everything or throws sy::Error (PluginError, ConfigError, gguf::Error are kinds of it)
+  // with the reason; nothing half-built survives a failure.
   static std::unique_ptr<Variant> build(const Config& config);
   ~Variant();
 };

@@ -10,7 +10,9 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
 #include <vector>
+#include "switchyard/common/error.h"
 
 namespace sy::gguf {
 
@@ -43,7 +45,7 @@ enum class Errc {
 };
 const char* errc_name(Errc c);
 
-class Error : public std::runtime_error {
+class Error : public sy::Error {
  public:
   Error(Errc code, const std::string& message);
   Errc code() const { return code_; }

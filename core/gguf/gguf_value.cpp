@@ -77,68 +77,52 @@ const char* errc_name(Errc c) {
   return "unknown";
 }
 
-Error::Error(Errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
+Error::Error(Errc code, const std::string& message)
+    : sy::Error(SY_ERR_INVALID_ARG, message), code_(code) {}
 
 Value Value::of_u32(uint32_t v) {
-  Value r;
-  r.type = ValueType::UINT32;
-  r.u = v;
-  return r;
+  return {.type = ValueType::UINT32, .u = v};
 }
 Value Value::of_i32(int32_t v) {
-  Value r;
-  r.type = ValueType::INT32;
-  r.i = v;
-  return r;
+  return {.type = ValueType::INT32, .i = v};
 }
 Value Value::of_u64(uint64_t v) {
-  Value r;
-  r.type = ValueType::UINT64;
-  r.u = v;
-  return r;
+  return {.type = ValueType::UINT64, .u = v};
 }
 Value Value::of_f32(float v) {
-  Value r;
-  r.type = ValueType::FLOAT32;
-  r.f = v;
-  return r;
+  return {.type = ValueType::FLOAT32, .f = v};
 }
 Value Value::of_bool(bool v) {
-  Value r;
-  r.type = ValueType::BOOL;
-  r.u = v ? 1 : 0;
-  return r;
+  return {.type = ValueType::BOOL, .u = v ? 1u : 0u};
 }
 Value Value::of_str(std::string v) {
-  Value r;
-  r.type = ValueType::STRING;
-  r.s = std::move(v);
-  return r;
+  return {.type = ValueType::STRING, .s = std::move(v)};
 }
 Value Value::of_array(ValueType elem, std::vector<Value> items) {
-  Value r;
-  r.type = ValueType::ARRAY;
-  r.array_type = elem;
-  r.array = std::move(items);
-  return r;
+  return {.type = ValueType::ARRAY, .array_type = elem, .array = std::move(items)};
 }
-Value Value::of_str_array(const std::vector<std::string>& items) {
+
+namespace {
+
+// An ARRAY of `elem` values, one of(x) per item.
+template <class T>
+Value array_of(ValueType elem, const std::vector<T>& items, Value (*of)(T)) {
   std::vector<Value> v;
   v.reserve(items.size());
-  for (const auto& s : items) v.push_back(of_str(s));
-  return of_array(ValueType::STRING, std::move(v));
+  for (const T& x : items) v.push_back(of(x));
+  return Value::of_array(elem, std::move(v));
+}
+
+}  // namespace
+
+Value Value::of_str_array(const std::vector<std::string>& items) {
+  return array_of(ValueType::STRING, items, &of_str);
 }
 Value Value::of_f32_array(const std::vector<float>& items) {
-  std::vector<Value> v;
-  v.reserve(items.size());
-  for (float x : items) v.push_back(of_f32(x));
-  return of_array(ValueType::FLOAT32, std::move(v));
+  return array_of(ValueType::FLOAT32, items, &of_f32);
 }
 Value Value::of_i32_array(const std::vector<int32_t>& items) {
-  std::vector<Value> v;
-  v.reserve(items.size());
-  for (int32_t x : items) v.push_back(of_i32(x));
-  return of_array(ValueType::INT32, std::move(v));
+  return array_of(ValueType::INT32, items, &of_i32);
 }
 
 namespace detail {

@@ -1,5 +1,5 @@
-// RAII over one sy_backend_t: buffers, tensor descriptors, and ops that throw BackendError with
-// the plugin's last_error on failure.
+// RAII over one sy_backend_t: buffers, tensor descriptors, and ops that throw sy::Error with
+// the plugin's status and last_error on failure.
 #pragma once
 
 #include <map>
@@ -10,18 +10,11 @@
 
 #include "host/plugin_host.h"
 #include "switchyard/abi/backend.h"
+#include "switchyard/common/backend_ops.h"
 
 namespace sy {
 
-class BackendError : public std::runtime_error {
- public:
-  BackendError(sy_status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  sy_status status() const { return status_; }
-
- private:
-  sy_status status_;
-};
+using BackendError = Error;  // nothing catches a backend's failure apart from others
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
@@ -72,16 +65,19 @@ class Backend {
   sy_backend_t handle() const { return h_; }
   const Plugin& plugin() const { return *plugin_; }
   const sy_device_info& device() const { return device_; }
-  // Throws BackendError("<plugin>: <op>: <last_error>") when st != SY_OK.
-  void check(sy_status st, const char* op) const;
-  // Names of 1.0 ops the table leaves NULL.
-  std::vector<std::string> missing_ops() const;
-  // Names of the 1.1 hybrid ops (SSM: ssm_conv, ssm_scan; MoE: moe_gate, moe_matmul,
-  // moe_combine) that are NULL or beyond the plugin table's struct_size.
-  std::vector<std::string> missing_hybrid_ops(bool ssm, bool moe) const;
-  // Names of the 1.3 model ops (rope_ext; bias_scale) asked for that are NULL or beyond the
-  // plugin table's struct_size.
-  std::vector<std::string> missing_model_ops(bool rope_ext, bool bias_scale) const;
+  // Throws sy::Error(st, "<plugin>: <op>: <last_error>") when st != SY_OK (`threw`: the
+  // plugin threw across the ABI, plugin_call.h).
+  void check(sy_status st, const char* op, bool threw = false) const;
+  // Names of the entries and ops (SY_BACKEND_OPS) a model with `needs` calls that the table
+  // leaves NULL (or that lie beyond the plugin table's struct_size), in table order.
+  std::vector<std::string> missing_ops(const OpNeeds& needs = {}) const;
+
+  // One call per op of SY_BACKEND_OPS, on this backend's handle: backend.matmul(&x, &w, &y).
+  // Throws sy::Error as check() does; SY_ERR_UNSUPPORTED for an op the table leaves NULL.
+  void synchronize();
+#define SY_HOST_OP_DECL(name, group, params, args) void name params;
+  SY_BACKEND_OPS(SY_HOST_OP_DECL)
+#undef SY_HOST_OP_DECL
 
   std::unique_ptr<Buffer> alloc(uint64_t size);
   // Zero-copy when the backend can wrap host memory, else a device copy.

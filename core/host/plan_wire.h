@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "switchyard/abi/scheduler.h"
+#include "switchyard/common/error.h"
 
 namespace sy::wire {
 
@@ -38,9 +39,10 @@ enum FrameType : uint8_t {
 
 constexpr uint32_t kMaxFrame = 64u << 20;  // a larger length means a corrupt stream
 
-class WireError : public std::runtime_error {
+// A malformed frame: the host stops that child (caught apart from the plugin's own errors).
+class WireError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit WireError(const std::string& message) : Error(SY_ERR_INTERNAL, message) {}
 };
 
 class Writer {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "switchyard/abi/plugin.h"
+#include "switchyard/common/error.h"
 
 namespace boost::dll {
 class shared_library;
@@ -20,9 +21,12 @@ class shared_library;
 
 namespace sy {
 
-class PluginError : public std::runtime_error {
+// A plugin refused (not found, bad handshake, failed create): callers that load plugins catch it
+// apart from other errors to report the refusal and go on.
+class PluginError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit PluginError(const std::string& message, sy_status status = SY_ERR_UNAVAILABLE)
+      : Error(status, message) {}
 };
 
 const char* plugin_kind_name(uint32_t kind);  // "backend", "scheduler", "router"

@@ -46,13 +46,13 @@ class Child {
   bool alive() const { return fd_ >= 0; }
   int fd() const { return fd_; }
 
-  // Returns "" or why the runner could not be started. The child gets its end of the socket
+  // Starts the runner or throws sy::Error saying why not. The child gets its end of the socket
   // as fd 3 and no other descriptor of the host's (a listening socket, say); its stdout goes to
   // stderr, so a chatty plugin cannot mix into generated text.
-  std::string spawn(const fs::path& runner, const fs::path& plugin) {
+  void spawn(const fs::path& runner, const fs::path& plugin) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-      return std::string("socketpair: ") + std::strerror(errno);
+      throw Error(SY_ERR_UNAVAILABLE, std::string("socketpair: ") + std::strerror(errno));
     if (sv[1] == kChildFd) {  // dup2 onto itself would keep close-on-exec: move it first
       const int moved = ::fcntl(sv[1], F_DUPFD_CLOEXEC, kChildFd + 1);
       ::close(sv[1]);
@@ -79,10 +79,9 @@ class Child {
     if (err != 0) {
       ::close(sv[0]);
       pid_ = -1;
-      return std::strerror(err);
+      throw Error(SY_ERR_UNAVAILABLE, std::strerror(err));
     }
     fd_ = sv[0];
-    return "";
   }
 
   // Ends the child now and says how it ended. `grace_ms`: how long it may take to exit by
@@ -129,12 +128,18 @@ class ProcessScheduler : public SchedulerImpl {
     };
     if (!fs::exists(opt_.runner))
       throw fail("cannot run it in a child process: no runner at " + opt_.runner.string());
-    if (std::string why = child_.spawn(opt_.runner, plugin_); !why.empty())
-      throw fail("cannot start " + opt_.runner.string() + ": " + why);
+    try {
+      child_.spawn(opt_.runner, plugin_);
+    } catch (const Error& e) {
+      throw fail("cannot start " + opt_.runner.string() + ": " + e.what());
+    }
     const int64_t deadline = now_ns() + opt_.start_timeout_ms * 1'000'000;
     wire::Frame f;
-    std::string why;
-    if (!await(wire::kHello, f, deadline, nullptr, "start", why)) throw fail(why);
+    try {
+      await(wire::kHello, f, deadline, nullptr, "start");
+    } catch (const Error& e) {
+      throw fail(e.what());
+    }
     try {
       wire::Reader r(f.payload);
       if (r.get<uint8_t>() == 0) {
@@ -152,8 +157,11 @@ class ProcessScheduler : public SchedulerImpl {
       w.str(k);
       w.str(v);
     }
-    if (!call(wire::kCreate, w, wire::kResult, f, deadline, nullptr, "create", why))
-      throw fail(why);
+    try {
+      call(wire::kCreate, w, wire::kResult, f, deadline, nullptr, "create");
+    } catch (const Error& e) {
+      throw fail(e.what());
+    }
     try {
       wire::Reader r(f.payload);
       const auto st = r.get<uint32_t>();
@@ -167,13 +175,12 @@ class ProcessScheduler : public SchedulerImpl {
     }
   }
 
-  sy_status plan(const sy_sched_view& view, sy_sched_plan& plan, std::string& error) override {
+  void plan(const sy_sched_view& view, sy_sched_plan& plan) override {
     if (!child_.alive()) {
-      if (restarts_ >= opt_.max_restarts) {
-        error = "scheduler process is down: it failed " + std::to_string(failures_) +
-                " times and may be restarted at most " + std::to_string(opt_.max_restarts);
-        return SY_ERR_UNAVAILABLE;
-      }
+      if (restarts_ >= opt_.max_restarts)
+        throw Error(SY_ERR_UNAVAILABLE,
+                    "scheduler process is down: it failed " + std::to_string(failures_) +
+                        " times and may be restarted at most " + std::to_string(opt_.max_restarts));
       ++restarts_;
       host_counter_add("scheduler_process_restarts", 1);
       logger()->warn("scheduler {}: restarting its process (restart {} of at most {})", name_,
@@ -182,29 +189,33 @@ class ProcessScheduler : public SchedulerImpl {
         start();
       } catch (const PluginError& e) {
         count_failure();
-        error = std::string("restarting the scheduler process failed: ") + e.what();
-        return SY_ERR_UNAVAILABLE;
+        throw Error(SY_ERR_UNAVAILABLE,
+                    std::string("restarting the scheduler process failed: ") + e.what());
       }
     }
     const int64_t deadline = now_ns() + opt_.plan_timeout_ms * 1'000'000;
     wire::Writer w;
     wire::put_view(w, view, plan);
     wire::Frame f;
-    if (!call(wire::kPlan, w, wire::kPlanResult, f, deadline, &view, "plan", error)) {
+    try {
+      call(wire::kPlan, w, wire::kPlanResult, f, deadline, &view, "plan");
+    } catch (const Error&) {
       count_failure();
-      return SY_ERR_UNAVAILABLE;
+      throw;
     }
+    sy_status st = SY_OK;
+    std::string message;
     try {
       wire::Reader r(f.payload);
-      const auto st = static_cast<sy_status>(r.get<uint32_t>());
-      error = r.str();
+      st = static_cast<sy_status>(r.get<uint32_t>());
+      message = r.str();
       wire::get_plan(r, plan);
-      return st;
     } catch (const wire::WireError& e) {
       count_failure();
-      error = stop_child(std::string("sent a bad reply to plan: ") + e.what());
-      return SY_ERR_UNAVAILABLE;
+      throw Error(SY_ERR_UNAVAILABLE,
+                  stop_child(std::string("sent a bad reply to plan: ") + e.what()));
     }
+    if (st != SY_OK) throw Error(st, message);  // the plugin's own failure, as in process
   }
 
  private:
@@ -218,23 +229,25 @@ class ProcessScheduler : public SchedulerImpl {
     return "scheduler process " + what + " (" + how + "); killed it";
   }
 
-  bool call(uint8_t type, const wire::Writer& w, uint8_t want, wire::Frame& out, int64_t deadline,
-            const sy_sched_view* view, const char* what, std::string& why) {
+  // Sends a frame and awaits the answer; throws sy::Error(SY_ERR_UNAVAILABLE) as await() does.
+  void call(uint8_t type, const wire::Writer& w, uint8_t want, wire::Frame& out, int64_t deadline,
+            const sy_sched_view* view, const char* what) {
     std::string io_why;
     const wire::Io io = wire::write_frame(child_.fd(), type, w.data(), deadline, io_why);
-    if (io != wire::Io::ok) return failed(io, io_why, what, why);
-    return await(want, out, deadline, view, what, why);
+    if (io != wire::Io::ok) failed(io, io_why, what);
+    await(want, out, deadline, view, what);
   }
 
   // Reads frames until one of type `want`, serving the child's log, counter and cost-model
-  // messages on the way. On failure kills the child and sets `why`.
-  bool await(uint8_t want, wire::Frame& out, int64_t deadline, const sy_sched_view* view,
-             const char* what, std::string& why) {
+  // messages on the way. On failure kills the child and throws sy::Error saying why.
+  void await(uint8_t want, wire::Frame& out, int64_t deadline, const sy_sched_view* view,
+             const char* what) {
     for (;;) {
       std::string io_why;
       const wire::Io io = wire::read_frame(child_.fd(), out, deadline, io_why);
-      if (io != wire::Io::ok) return failed(io, io_why, what, why);
-      if (out.type == want) return true;
+      if (io != wire::Io::ok) failed(io, io_why, what);
+      if (out.type == want) return;
+      std::string why;  // set when the child misbehaved
       try {
         wire::Reader r(out.payload);
         if (out.type == wire::kLog) {
@@ -253,21 +266,21 @@ class ProcessScheduler : public SchedulerImpl {
           w.put(view->estimate_step_ns(view->cost_ctx, &shape));
           const wire::Io wio =
               wire::write_frame(child_.fd(), wire::kEstimateReply, w.data(), deadline, io_why);
-          if (wio != wire::Io::ok) return failed(wio, io_why, what, why);
+          if (wio != wire::Io::ok) failed(wio, io_why, what);
         } else {
           why = stop_child("sent an unexpected message (type " + std::to_string(out.type) +
                            ") during " + what);
-          return false;
         }
       } catch (const wire::WireError& e) {
         why = stop_child(std::string("sent a bad message during ") + what + ": " + e.what());
-        return false;
       }
+      if (!why.empty()) throw Error(SY_ERR_UNAVAILABLE, why);
     }
   }
 
-  // The child stopped answering: ends it and says why.
-  bool failed(wire::Io io, const std::string& io_why, const char* what, std::string& why) {
+  // The child stopped answering: ends it and throws sy::Error saying why.
+  [[noreturn]] void failed(wire::Io io, const std::string& io_why, const char* what) {
+    std::string why;
     if (io == wire::Io::timeout) {
       child_.end(0);
       const int64_t ms = std::string(what) == "plan" ? opt_.plan_timeout_ms : opt_.start_timeout_ms;
@@ -279,7 +292,7 @@ class ProcessScheduler : public SchedulerImpl {
       why = "scheduler process connection failed during " + std::string(what) + ": " + io_why +
             " (" + child_.end(0) + ")";
     }
-    return false;
+    throw Error(SY_ERR_UNAVAILABLE, why);
   }
 
   fs::path plugin_;

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "host/plugin_call.h"
+
 namespace sy {
 namespace {
 
@@ -10,25 +12,17 @@ class InProcessScheduler : public SchedulerImpl {
  public:
   InProcessScheduler(const Plugin& plugin, const Params& params) : api_(plugin.scheduler_iface()) {
     if (!api_) throw PluginError(plugin.name() + " is not a scheduler plugin");
-    std::vector<sy_param> p;
-    for (const auto& [k, v] : params) p.push_back({k.c_str(), v.c_str()});
-    const sy_status st = api_->create(p.data(), p.size(), &h_);
-    if (st != SY_OK) {
-      const char* e = api_->last_error(nullptr);
-      throw PluginError("scheduler " + plugin.name() +
-                        ": create: " + (e && *e ? e : "unknown error"));
-    }
+    std::string why;
+    if (const sy_status st = create_through(*api_, params, &h_, why); st != SY_OK)
+      throw PluginError("scheduler " + plugin.name() + ": create: " + why, st);
   }
   ~InProcessScheduler() override {
     if (h_) api_->destroy(h_);
   }
-  sy_status plan(const sy_sched_view& view, sy_sched_plan& plan, std::string& error) override {
-    const sy_status st = api_->plan(h_, &view, &plan);
-    if (st != SY_OK) {
-      const char* e = api_->last_error(h_);
-      error = e && *e ? e : "unknown error";
-    }
-    return st;
+  void plan(const sy_sched_view& view, sy_sched_plan& plan) override {
+    bool threw = false;
+    const sy_status st = plugin_call([&] { return api_->plan(h_, &view, &plan); }, &threw);
+    if (st != SY_OK) throw Error(st, plugin_message(threw ? nullptr : api_->last_error(h_), threw));
   }
 
  private:

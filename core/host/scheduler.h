@@ -15,7 +15,8 @@ namespace sy {
 class SchedulerImpl {
  public:
   virtual ~SchedulerImpl() = default;
-  virtual sy_status plan(const sy_sched_view& view, sy_sched_plan& plan, std::string& error) = 0;
+  // Throws sy::Error with the plugin's status and message when the call fails.
+  virtual void plan(const sy_sched_view& view, sy_sched_plan& plan) = 0;
 };
 
 class Scheduler {
@@ -31,10 +32,8 @@ class Scheduler {
   bool in_process() const { return plugin_ != nullptr; }
   // The loaded plugin; throws std::logic_error when the scheduler runs out of process.
   const Plugin& plugin() const;
-  // Returns the status; on failure `error` holds the plugin's message.
-  sy_status plan(const sy_sched_view& view, sy_sched_plan& plan, std::string& error) {
-    return impl_->plan(view, plan, error);
-  }
+  // Throws sy::Error(status, the plugin's message) when the plugin's plan fails.
+  void plan(const sy_sched_view& view, sy_sched_plan& plan) { impl_->plan(view, plan); }
 
  private:
   std::string name_;

@@ -2,25 +2,16 @@
 
 #include "host/host_api.h"
 #include "host/log.h"
+#include "host/plugin_call.h"
 
 namespace sy {
 
 TriageRouter::TriageRouter(std::shared_ptr<Plugin> plugin, const Params& params)
     : plugin_(std::move(plugin)), api_(plugin_->router_iface()) {
   if (!api_) throw PluginError(plugin_->name() + " is not a router plugin");
-  std::vector<sy_param> p;
-  for (const auto& [k, v] : params) p.push_back({k.c_str(), v.c_str()});
-  sy_status st = SY_ERR_INTERNAL;
-  try {
-    st = api_->create(p.data(), p.size(), &h_);
-  } catch (...) {
-    throw PluginError("router " + plugin_->name() + ": create threw an exception across the C ABI");
-  }
-  if (st != SY_OK) {
-    h_ = nullptr;
-    const char* e = api_->last_error(nullptr);
-    throw PluginError("router " + plugin_->name() + ": create: " + (e && *e ? e : "unknown error"));
-  }
+  std::string why;
+  if (create_through(*api_, params, &h_, why) != SY_OK)
+    throw PluginError("router " + plugin_->name() + ": create: " + why);
 }
 
 TriageRouter::~TriageRouter() {

@@ -135,8 +135,6 @@ void DecoderModel::ensure_scratch(uint32_t n_tokens, uint32_t n_out) {
 
 void DecoderModel::ssm_mixer(const SsmWeights& L, const Batch& bt, const sy_tensor& xn,
                              const sy_tensor& out) {
-  const auto& api = backend_.api();
-  sy_backend_t b = backend_.handle();
   const int64_t T = xn.ne[1], DI = hp_.d_inner, S = hp_.d_state, R = hp_.dt_rank;
   const sy_tensor u = make_tensor(*act_, SY_DTYPE_F32, {DI, T}, off_u_);
   const sy_tensor z = make_tensor(*act_, SY_DTYPE_F32, {DI, T}, off_z_);
@@ -159,18 +157,18 @@ void DecoderModel::ssm_mixer(const SsmWeights& L, const Batch& bt, const sy_tens
     ca.seq_token_start = c.seq_start.data();
     ca.state_slots = c.slots.data();
     ca.apply_silu = 1;
-    backend_.check(api.ssm_conv(b, &ca), "ssm_conv");
+    backend_.ssm_conv(&ca);
     for (const auto& [from, to] : c.copies) state_.copy_conv(r, from, to);
   }
-  backend_.check(api.matmul(b, &uc, &L.x_dt, &dtr), "matmul");
-  backend_.check(api.matmul(b, &uc, &L.x_b, &bm), "matmul");
-  backend_.check(api.matmul(b, &uc, &L.x_c, &cm), "matmul");
+  backend_.matmul(&uc, &L.x_dt, &dtr);
+  backend_.matmul(&uc, &L.x_b, &bm);
+  backend_.matmul(&uc, &L.x_c, &cm);
   if (L.dt_norm) {
-    backend_.check(api.rms_norm(b, &dtr, L.dt_norm, hp_.rms_eps, &dtr), "rms_norm");
-    backend_.check(api.rms_norm(b, &bm, L.b_norm, hp_.rms_eps, &bm), "rms_norm");
-    backend_.check(api.rms_norm(b, &cm, L.c_norm, hp_.rms_eps, &cm), "rms_norm");
+    backend_.rms_norm(&dtr, L.dt_norm, hp_.rms_eps, &dtr);
+    backend_.rms_norm(&bm, L.b_norm, hp_.rms_eps, &bm);
+    backend_.rms_norm(&cm, L.c_norm, hp_.rms_eps, &cm);
   }
-  backend_.check(api.matmul(b, &dtr, L.dt_w, &dt), "matmul");
+  backend_.matmul(&dtr, L.dt_w, &dt);
   for (const SsmCall& c : bt.ssm) {
     const int64_t t0 = c.t0, n = c.n_tokens;
     const sy_tensor cu = columns(uc, t0, n), cdt = columns(dt, t0, n), cb = columns(bm, t0, n),
@@ -183,7 +181,7 @@ void DecoderModel::ssm_mixer(const SsmWeights& L, const Batch& bt, const sy_tens
     sa.state = &state_.ssm(r);
     sa.seq_token_start = c.seq_start.data();
     sa.state_slots = c.slots.data();
-    backend_.check(api.ssm_scan(b, &sa), "ssm_scan");
+    backend_.ssm_scan(&sa);
     for (const auto& [from, to] : c.copies) state_.copy_ssm(r, from, to);
   }
   apply_linear(backend_, L.out, y, out);
@@ -253,8 +251,6 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
     moe_->reserve(T, max_k);
   }
 
-  const auto& api = backend_.api();
-  sy_backend_t b = backend_.handle();
   const int64_t E = hp_.n_embd, F = hp_.n_ff;
   const sy_tensor x = make_tensor(*act_, SY_DTYPE_F32, {E, T}, off_x_);
   const sy_tensor xn = make_tensor(*act_, SY_DTYPE_F32, {E, T}, off_xn_);
@@ -264,22 +260,22 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
   const sy_tensor sel = make_tensor(*act_, SY_DTYPE_F32, {E, n_out}, off_sel_);
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {hp_.n_vocab, n_out}, off_logits_);
 
-  backend_.check(api.get_rows(b, w_.tok_embd, bt.ids.data(), T, &x), "get_rows");
+  backend_.get_rows(w_.tok_embd, bt.ids.data(), T, &x);
   for (uint32_t l = 0; l < hp_.n_layer; ++l) {
     const LayerWeights& L = w_.layers[l];
-    backend_.check(api.rms_norm(b, &x, L.attn_norm, hp_.rms_eps, &xn), "rms_norm");
+    backend_.rms_norm(&x, L.attn_norm, hp_.rms_eps, &xn);
     if (L.spec.mixer == Mixer::attention)
       attention_mixer(L.attn, bt, cache, xn, mix);
     else
       ssm_mixer(L.ssm, bt, xn, mix);
-    backend_.check(api.add(b, &x, &mix, &x), "add");
+    backend_.add(&x, &mix, &x);
     if (L.spec.ffn == FfnKind::none) continue;
-    backend_.check(api.rms_norm(b, &x, L.ffn_norm, hp_.rms_eps, &xn), "rms_norm");
+    backend_.rms_norm(&x, L.ffn_norm, hp_.rms_eps, &xn);
     if (L.spec.ffn == FfnKind::moe)
       moe_->forward(L.ffn.moe_index, l, L.ffn.exps, xn, mix, groups);
     else
       swiglu_ffn(backend_, xn, L.ffn.gate, L.ffn.up, L.ffn.down, gate, up, mix);
-    backend_.check(api.add(b, &x, &mix, &x), "add");
+    backend_.add(&x, &mix, &x);
   }
   std::vector<float> out = output_logits(backend_, bt, x, *w_.out_norm, hp_.rms_eps, *w_.output,
                                          sel, logits, *act_, off_logits_);

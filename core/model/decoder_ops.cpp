@@ -1,24 +1,21 @@
 #include "model/decoder_ops.h"
+#include "switchyard/common/error.h"
 
 #include <stdexcept>
 
 namespace sy::model {
 
 void require_ops(const Backend& backend, const std::string& arch, const OpNeeds& needs) {
-  std::vector<std::string> missing = backend.missing_ops();
-  for (auto& m : backend.missing_hybrid_ops(needs.ssm, needs.moe)) missing.push_back(m);
-  for (auto& m : backend.missing_model_ops(needs.rope_ext, needs.bias_scale)) missing.push_back(m);
+  const std::vector<std::string> missing = backend.missing_ops(needs);
   if (missing.empty()) return;
   std::string names;
   for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-  throw std::runtime_error("backend " + backend.plugin().name() + " lacks ops the " + arch +
-                           " model needs: " + names);
+  throw Error(SY_ERR_UNSUPPORTED, "backend " + backend.plugin().name() + " lacks ops the " + arch +
+                                      " model needs: " + names);
 }
 
 void apply_linear(Backend& backend, const Linear& l, const sy_tensor& x, const sy_tensor& y) {
-  const auto& api = backend.api();
-  sy_backend_t b = backend.handle();
-  backend.check(api.matmul(b, &x, &l.w, &y), "matmul");
+  backend.matmul(&x, &l.w, &y);
   if (!l.has_epilogue()) return;
   sy_bias_scale_args a{};
   a.struct_size = sizeof a;
@@ -27,16 +24,13 @@ void apply_linear(Backend& backend, const Linear& l, const sy_tensor& x, const s
   a.bias = l.has_bias ? &l.bias : nullptr;
   a.y = &y;
   a.scale = l.scale;
-  backend.check(api.bias_scale(b, &a), "bias_scale");
+  backend.bias_scale(&a);
 }
 
 void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_factors,
                 const sy_tensor& x3, const int32_t* pos) {
-  const auto& api = backend.api();
-  sy_backend_t b = backend.handle();
   if (rope.plain() && !freq_factors) {
-    backend.check(api.rope(b, &x3, pos, rope.n_rot, rope.freq_base, rope.freq_scale, SY_ROPE_NORM),
-                  "rope");
+    backend.rope(&x3, pos, rope.n_rot, rope.freq_base, rope.freq_scale, SY_ROPE_NORM);
     return;
   }
   sy_rope_ext_args a{};
@@ -53,17 +47,15 @@ void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_
   a.attn_factor = rope.attn_factor;
   a.beta_fast = rope.beta_fast;
   a.beta_slow = rope.beta_slow;
-  backend.check(api.rope_ext(b, &a), "rope_ext");
+  backend.rope_ext(&a);
 }
 
 void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint32_t layer,
                      const sy_tensor& q3, const sy_tensor& k, const sy_tensor& v,
                      const sy_tensor& out3, uint32_t n_kv_head, float scale) {
-  const auto& api = backend.api();
-  sy_backend_t b = backend.handle();
   const sy_kv_store_args st{sizeof(sy_kv_store_args), &k, &v, &cache.k(layer), &cache.v(layer),
                             bt.kv_slots.data()};
-  backend.check(api.kv_store(b, &st), "kv_store");
+  backend.kv_store(&st);
   sy_attention_args aa{};
   aa.struct_size = sizeof(aa);
   aa.q = &q3;
@@ -78,7 +70,7 @@ void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint
   aa.max_blocks_per_seq = bt.max_blocks;
   aa.block_size = cache.block_size();
   aa.scale = scale;
-  backend.check(api.attention(b, &aa), "attention");
+  backend.attention(&aa);
 }
 
 void swiglu_ffn(Backend& backend, const sy_tensor& xn, const Linear& w_gate, const Linear& w_up,
@@ -86,7 +78,7 @@ void swiglu_ffn(Backend& backend, const sy_tensor& xn, const Linear& w_gate, con
                 const sy_tensor& out) {
   apply_linear(backend, w_gate, xn, gate);
   apply_linear(backend, w_up, xn, up);
-  backend.check(backend.api().swiglu(backend.handle(), &gate, &up, &gate), "swiglu");
+  backend.swiglu(&gate, &up, &gate);
   apply_linear(backend, w_down, gate, out);
 }
 
@@ -94,17 +86,15 @@ std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy
                                  const sy_tensor& out_norm, float rms_eps, const sy_tensor& output,
                                  const sy_tensor& sel, const sy_tensor& logits, Buffer& act,
                                  uint64_t logits_offset) {
-  const auto& api = backend.api();
-  sy_backend_t b = backend.handle();
   const uint32_t n_out = bt.n_out();
   std::vector<float> out(static_cast<size_t>(n_out) * logits.ne[0]);
   if (n_out > 0) {
     // Only the rows that need logits go through the output norm and the vocab projection.
-    backend.check(api.get_rows(b, &x, bt.out_rows.data(), n_out, &sel), "get_rows");
-    backend.check(api.rms_norm(b, &sel, &out_norm, rms_eps, &sel), "rms_norm");
-    backend.check(api.matmul(b, &sel, &output, &logits), "matmul");
+    backend.get_rows(&x, bt.out_rows.data(), n_out, &sel);
+    backend.rms_norm(&sel, &out_norm, rms_eps, &sel);
+    backend.matmul(&sel, &output, &logits);
   }
-  backend.check(api.synchronize(b), "synchronize");
+  backend.synchronize();
   if (n_out > 0) act.read(logits_offset, out.data(), out.size() * sizeof(float));
   return out;
 }

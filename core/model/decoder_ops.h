@@ -15,10 +15,7 @@
 namespace sy::model {
 
 // The optional ops a model needs beyond the 1.0 table.
-struct OpNeeds {
-  bool ssm = false, moe = false;              // 1.1 hybrid ops
-  bool rope_ext = false, bias_scale = false;  // 1.3 model ops
-};
+using sy::OpNeeds;  // switchyard/common/backend_ops.h
 
 // Throws naming the backend and every op the model of `arch` needs that the backend lacks.
 void require_ops(const Backend& backend, const std::string& arch, const OpNeeds& needs);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "gguf/gguf.h"
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 namespace {
@@ -49,8 +50,8 @@ class Binder {
   // is not implemented; jamba's takes but ignores them.
   void expert_scale(const std::string& base, bool applied) {
     if (applied && f_.find_tensor(base + ".scale"))
-      throw std::runtime_error(f_.origin() + ": tensor " + base +
-                               ".scale: per-expert output scales are not implemented");
+      throw Error(f_.origin() + ": tensor " + base +
+                  ".scale: per-expert output scales are not implemented");
     unapplied(base + ".scale", {hp_.n_expert});
   }
   void unapplied(const std::string& name, std::initializer_list<int64_t> ne) {
@@ -146,7 +147,7 @@ class Binder {
     for (size_t i = 1; i < left.size() && i < 5; ++i) msg += " " + left[i];
     msg += left.size() > 5 ? " ...)" : ")";
   }
-  throw std::runtime_error(msg);
+  throw Error(msg);
 }
 
 }  // namespace

@@ -60,12 +60,10 @@ void MoeFfn::reserve(uint32_t n_tokens, uint32_t max_k) {
 
 void MoeFfn::forward(uint32_t moe_layer, uint32_t layer, const MoeWeights& w, const sy_tensor& x,
                      const sy_tensor& y, const std::vector<TokenGroup>& groups) {
-  const auto& api = b_.api();
-  sy_backend_t h = b_.handle();
   const int64_t E = E_, F = F_, X = X_;
   const int64_t T = x.ne[1];
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {X, T}, off_logits_);
-  b_.check(api.matmul(h, &x, w.gate_inp, &logits), "matmul");
+  b_.matmul(&x, w.gate_inp, &logits);
   for (const TokenGroup& g : groups) {
     const int64_t n = g.n, k = g.k;
     const uint64_t ids_off =
@@ -75,7 +73,7 @@ void MoeFfn::forward(uint32_t moe_layer, uint32_t layer, const MoeWeights& w, co
     const sy_tensor wt = make_tensor(*act_, SY_DTYPE_F32, {k, n}, off_w_);
     const sy_moe_gate_args ga{sizeof ga, SY_MOE_GATING_SOFTMAX, &lg, &ids,
                               &wt,       normalize_ ? 1u : 0u,  1.0f};
-    b_.check(api.moe_gate(h, &ga), "moe_gate");
+    b_.moe_gate(&ga);
     pending_.push_back({layer, ids_off, g.k, g.n});
 
     sy_tensor xg = x;  // {E, 1, n}: every slot of a token reads the same input row
@@ -90,11 +88,11 @@ void MoeFfn::forward(uint32_t moe_layer, uint32_t layer, const MoeWeights& w, co
     const sy_moe_matmul_args mg{sizeof mg, 0, &xg, w.gate_exps, &ids, &gate};
     const sy_moe_matmul_args mu{sizeof mu, 0, &xg, w.up_exps, &ids, &up};
     const sy_moe_matmul_args md{sizeof md, 0, &gate, w.down_exps, &ids, &down};
-    b_.check(api.moe_matmul(h, &mg), "moe_matmul");
-    b_.check(api.moe_matmul(h, &mu), "moe_matmul");
-    b_.check(api.swiglu(h, &gate, &up, &gate), "swiglu");
-    b_.check(api.moe_matmul(h, &md), "moe_matmul");
-    b_.check(api.moe_combine(h, &down, &wt, &yg), "moe_combine");
+    b_.moe_matmul(&mg);
+    b_.moe_matmul(&mu);
+    b_.swiglu(&gate, &up, &gate);
+    b_.moe_matmul(&md);
+    b_.moe_combine(&down, &wt, &yg);
   }
 }
 

@@ -3,8 +3,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "dtype_util.h"
 #include "gguf/gguf.h"
+#include "switchyard/common/dtype.h"
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 
@@ -15,7 +16,7 @@ WeightMap::WeightMap(const gguf::File& file, Backend& backend) : file_(file), ba
     if (!lo || t.data < lo) lo = t.data;
     if (!hi || t.data + t.nbytes > hi) hi = t.data + t.nbytes;
   }
-  if (!lo) throw std::runtime_error(file.origin() + ": no tensors");
+  if (!lo) throw Error(file.origin() + ": no tensors");
   base_ = lo;
   buf_ = backend.from_host(const_cast<uint8_t*>(lo), static_cast<uint64_t>(hi - lo));
 }
@@ -52,8 +53,8 @@ const sy_tensor* WeightMap::find(const std::string& name, std::initializer_list<
   if (kind == Kind::f32 && t->type != SY_DTYPE_F32)
     throw fail("must be F32, it is " + std::string(dtype::name(t->type)));
   if (kind == Kind::matrix && !(backend_.device().weight_dtypes & (1ull << t->type)))
-    throw std::runtime_error("backend " + backend_.plugin().name() + " cannot multiply " +
-                             dtype::name(t->type) + " weights (tensor " + name + ")");
+    throw Error("backend " + backend_.plugin().name() + " cannot multiply " + dtype::name(t->type) +
+                " weights (tensor " + name + ")");
   owned_.push_back(std::make_unique<sy_tensor>(
       make_tensor(*buf_, t->type, ne, static_cast<uint64_t>(t->data - base_))));
   used_.insert(name);
@@ -65,8 +66,8 @@ std::optional<float> WeightMap::scalar(const std::string& name) {
   if (!t) return std::nullopt;
   check_shape(file_, *t, {1});
   if (t->type != SY_DTYPE_F32)
-    throw std::runtime_error(file_.origin() + ": tensor " + name + " must be F32, it is " +
-                             dtype::name(t->type));
+    throw Error(file_.origin() + ": tensor " + name + " must be F32, it is " +
+                dtype::name(t->type));
   float v = 0;
   std::memcpy(&v, t->data, sizeof v);
   used_.insert(name);
@@ -91,7 +92,7 @@ std::vector<std::string> WeightMap::unused() const {
 const sy_tensor& WeightMap::get(const std::string& name, std::initializer_list<int64_t> ne,
                                 Kind kind) {
   const sy_tensor* t = find(name, ne, kind);
-  if (!t) throw std::runtime_error(file_.origin() + ": missing tensor " + name);
+  if (!t) throw Error(file_.origin() + ": missing tensor " + name);
   return *t;
 }
 

@@ -4,6 +4,7 @@
 //   switchyard-plugin-runner --fd N [--log-level L] PLUGIN.so
 #include <spdlog/sinks/base_sink.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -101,8 +102,15 @@ wire::Writer serve_plan(Scheduler& sched, const wire::Frame& f) {
   plan.entries = entries.data();
   plan.preempt_capacity = c.preempt_capacity;
   plan.preempt = preempt.data();
+  // The plugin's failure travels to the host as its status and message (the boundary).
+  sy_status st = SY_OK;
   std::string error;
-  const sy_status st = sched.plan(c.view, plan, error);
+  try {
+    sched.plan(c.view, plan);
+  } catch (const Error& e) {
+    st = e.status();
+    error = e.what();
+  }
   wire::Writer w;
   w.put(static_cast<uint32_t>(st));
   w.str(error);
@@ -167,20 +175,20 @@ int run(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  CLI::App app("Runs one untrusted scheduler plugin for the host, which talks to it over a socket.",
+               "switchyard-plugin-runner");
   std::string path;
   int level = spdlog::level::warn;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--fd" && i + 1 < argc)
-      g_fd = std::atoi(argv[++i]);
-    else if (a == "--log-level" && i + 1 < argc)
-      level = std::atoi(argv[++i]);
-    else
-      path = a;
-  }
-  if (g_fd < 0 || path.empty()) {
-    std::fprintf(stderr, "usage: switchyard-plugin-runner --fd N [--log-level L] PLUGIN.so\n");
-    return 2;
+  app.add_option("--fd", g_fd, "the socket inherited from the host")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--log-level", level, "spdlog level number (0 trace .. 6 off)")
+      ->check(CLI::Range(0, 6));
+  app.add_option("plugin", path, "the scheduler plugin (.so)")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // the help on stdout, or the error on stderr
   }
   auto log = logger();
   log->sinks().clear();

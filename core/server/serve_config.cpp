@@ -107,11 +107,7 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& origi
                         ": a file with [[variants]] takes [variants." + t +
                         "] inside each entry, not a top-level [" + t + "]");
   TableReader top(origin, root, "");
-  top.read_string("log_level", c.log_level);
-  std::vector<std::filesystem::path> dirs;
-  top.read_string_array("plugin_dirs", dirs);
-  std::string models_dir;
-  top.read_string("models_dir", models_dir);
+  const auto [dirs, models_dir] = read_variant_file_keys(top, c.log_level);
   top.mark("serve");
   top.mark("variants");
   top.reject_unknown();  // top-level [model] etc. belong inside a variant here

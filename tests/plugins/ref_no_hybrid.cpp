@@ -1,7 +1,7 @@
 // cpu_ref's kernels behind a table without the 1.1 hybrid ops (PluginDesc::hybrid_ops false):
 // the backend a hybrid model must refuse at load, naming the ops.
-#include "backend_plugin_util.h"
 #include "ref_backend.h"
+#include "switchyard/sdk/backend.h"
 
 namespace {
 

@@ -288,7 +288,8 @@ typedef struct sy_backend_iface {
   /* y = silu(gate) * up, F32. y may alias gate or up. */
   sy_status (*swiglu)(sy_backend_t backend, const sy_tensor* gate, const sy_tensor* up,
                       const sy_tensor* y);
-  /* Row-wise softmax of x{n, rows} into y (may alias). */
+  /* Row-wise softmax of x{n, rows} into y (may alias). Optional since 1.3: no model calls it,
+   * so a backend may leave it NULL and the host never requires it. */
   sy_status (*softmax)(sy_backend_t backend, const sy_tensor* x, const sy_tensor* y);
   sy_status (*kv_store)(sy_backend_t backend, const sy_kv_store_args* args);
   sy_status (*attention)(sy_backend_t backend, const sy_attention_args* args);

@@ -9,12 +9,22 @@
 
 namespace sy::cpu_onednn::kernels {
 
-// Activations quantized for integer dot products: per row, blocks of kActBlock values (the
-// last one shorter when k is not a multiple; k is a multiple of kActChunk), each an F32 scale
-// d = max|x| / 32767 and int16 quants q = round(x / d) (ggml's Q8_K idea with 16-bit quants:
-// the error, at most d/2 per value, stays inside the model tests' tolerances, which 8-bit quants
-// exceed; the kernels use int16 dot products, vpdpwssd). One scale per 256 values lets a
-// K-quant super-block's dot products run in int32 from end to end.
+// Activations quantized for integer dot products, once per matmul.
+//
+// q16: per row, blocks of kActBlock values (the last one shorter when k is not a multiple; k is
+// a multiple of kActChunk), each an F32 scale d = max|x| / 32767 and int16 quants
+// q = round(x / d); the kernels use int16 dot products (vpdpwssd). Nearly exact (each value off
+// by at most d / 2), but the widened codes and the 2-byte quants make decode compute-bound.
+//
+// q8_32 / q8_256: ggml's Q8_0 / Q8_K activations, as llama.cpp's CPU backend computes them:
+// int8 quants q = round(x * 127 / max|x|) and an F32 scale d = max|x| / 127 per block of 32
+// (the 32-value weight blocks: each weight block meets one activation block, so a block's
+// int32 dot product takes one F32 multiply-add by d_w * d_x) or of 256 values (the super-block
+// types: the group scales multiply int16 pair sums, the whole super-block stays in int32, then
+// one multiply-add by d_w * d_x). The codes stay 8-bit: one vpdpbusd (AVX2: vpmaddubsw) per 32
+// values, signed codes through the sign trick (|w| times x with w's sign), the offset types'
+// unsigned codes as they are. Both keep the per-16 sums below for the offsets. The error is
+// llama.cpp's own: the same blocks, the same 127 levels.
 constexpr int kActBlock = 256;
 constexpr int kActChunk = 32;
 // Quantised weights with offsets (Q4_1, Q5_1, the K-quants' mins) also read, per 16 values, the
@@ -26,15 +36,22 @@ constexpr int64_t act_blocks(int64_t k) {
 }
 
 enum class ActFormat {
-  f32,  // the F32 rows as given
-  q16,  // QuantRows below
+  f32,     // the F32 rows as given
+  q16,     // int16 quants, one scale per kActBlock values
+  q8_32,   // int8 quants, one scale per 32 values
+  q8_256,  // int8 quants, one scale per 256 values
 };
+// Values per scale of an 8-bit format.
+constexpr int q8_block(ActFormat f) {
+  return f == ActFormat::q8_256 ? 256 : 32;
+}
 
 struct GemvArgs {
   const float* x;    // m rows of k F32 values
   const int16_t* q;  // ActFormat::q16: m rows of k quants
-  const float* d;    // ActFormat::q16: m rows of act_blocks(k) scales
-  const float* s;    // ActFormat::q16: m rows of k / kActGroup sums
+  const int8_t* q8;  // q8_32 / q8_256: m rows of k quants
+  const float* d;    // m rows of scales: act_blocks(k) (q16) or k / q8_block (q8)
+  const float* s;    // m rows of k / kActGroup sums
   int64_t m, k;
   const uint8_t* w;  // n rows of row_bytes (the weight dtype's encoding of k values)
   int64_t row_bytes;
@@ -54,6 +71,9 @@ struct GemvEntry {
   ActFormat act;
   GemvFn fn;
   DequantFn dequant;
+  // The 8-bit kernel of a block type (the backend's default; act_bits=16 keeps fn), or null.
+  ActFormat act8;
+  GemvFn fn8;
 };
 
 // One step of flash attention: a tile of query rows (tokens x heads of one KV head) against a
@@ -94,6 +114,9 @@ struct KernelTable {
   // Quantizes m rows of k values (k % kActChunk == 0) into q (m * k), d (m * act_blocks(k))
   // and sums (m * k / kActGroup).
   void (*quantize_q16)(const float* x, int64_t m, int64_t k, int16_t* q, float* d, float* sums);
+  // The same for q8_32 / q8_256 (k % block == 0): d gets m * k / block scales.
+  void (*quantize_q8)(const float* x, int64_t m, int64_t k, int block, int8_t* q, float* d,
+                      float* sums);
   const GemvEntry* gemv;  // n_gemv entries
   int n_gemv;
   // n F32 values as F16 (round to nearest even) and back.

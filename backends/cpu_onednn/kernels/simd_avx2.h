@@ -56,6 +56,12 @@ struct Simd : Bytes256 {
     _mm_storeu_si128((__m128i*)p,
                      _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1)));
   }
+  // kF values rounded to the nearest integer (ties to even) as int8; |v| <= 127.
+  static void store_round_i8(int8_t* p, F v) {
+    const __m256i i = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    _mm_storel_epi64((__m128i*)p, _mm_packs_epi16(w, w));
+  }
   static W load_i16(const int16_t* p) { return _mm256_loadu_si256((const __m256i*)p); }
   static I izero() { return _mm256_setzero_si256(); }
   // acc[l] + a[2l] * b[2l] + a[2l+1] * b[2l+1], exact in int32
@@ -116,6 +122,10 @@ struct Simd : Bytes256 {
     w[1] = _mm256_mullo_epi16(w[1], m);
   }
   // kF int8 values as floats.
+  // Bytes j .. j + kF - 1 of v (j = 0 or 8) as floats.
+  static F f_from_bs(BS v, int j) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(j ? _mm_srli_si128(v, 8) : v));
+  }
   static F f_from_i8(const int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)p)));
   }

@@ -43,6 +43,9 @@ struct Simd : Bytes256 {
   static void store_round_i16(int16_t* p, F v) {
     _mm256_storeu_si256((__m256i*)p, _mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(v)));
   }
+  static void store_round_i8(int8_t* p, F v) {
+    _mm_storeu_si128((__m128i*)p, _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(v)));
+  }
   static W load_i16(const int16_t* p) { return _mm512_loadu_si512((const void*)p); }
   static I izero() { return _mm512_setzero_si512(); }
   static I dot_i16(I acc, W a, W b) {
@@ -84,6 +87,7 @@ struct Simd : Bytes256 {
   static void w_scale_chunk(W (&w)[kW32], S s, int c) {
     w[0] = _mm512_mullo_epi16(w[0], _mm512_permutexvar_epi16(_mm512_set1_epi16((short)c), s));
   }
+  static F f_from_bs(BS v, int) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v)); }
   static F f_from_i8(const int8_t* p) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)p)));
   }

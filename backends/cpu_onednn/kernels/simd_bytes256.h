@@ -1,7 +1,9 @@
 // The byte operations of the AVX2 and AVX-512 vector layers: 32 int8 weight codes in one
 // 256-bit vector (B), as the block decoders (quant_decode.inc) use them. Shifts are per byte,
-// zeros shifted in. Include only inside a path namespace, from simd_avx2.h or simd_avx512.h
-// (each path's copy is compiled with its own flags). No include guard, by design.
+// zeros shifted in; and the 8-bit dot products of those codes with 8-bit activations (with
+// SY_SIMD_VNNI: vpdpbusd / vpdpwssd, EVEX under -mavx512vnni, else AVX-VNNI's VEX forms).
+// Include only inside a path namespace, from simd_avx2.h or simd_avx512.h (each path's copy is
+// compiled with its own flags). No include guard, by design.
 
 struct Bytes256 {
   using B = __m256i;
@@ -26,5 +28,74 @@ struct Bytes256 {
   static B b_lookup(const int8_t* table, B idx) {
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)table)),
                                idx);
+  }
+
+  // ---- 8-bit dot products (ActFormat::q8_32 / q8_256): 256 bits on every path, so AVX2 and
+  // AVX-512 share them (one 32-value chunk per vector is enough to keep up with the memory).
+  using BI = __m256i;  // 8 int32 lanes
+  using BW = __m256i;  // 16 int16 lanes
+  using BF = __m256;   // 8 floats
+  static BI bi_zero() { return _mm256_setzero_si256(); }
+  static BI bi_add(BI a, BI b) { return _mm256_add_epi32(a, b); }
+  static BF bf_zero() { return _mm256_setzero_ps(); }
+  static BF bf_set1(float v) { return _mm256_set1_ps(v); }
+  static BF bf_add(BF a, BF b) { return _mm256_add_ps(a, b); }
+  static BF bf_fma_i(BI a, BF b, BF c) { return _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), b, c); }
+  static float bf_hsum(BF v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static B b_abs(B a) { return _mm256_abs_epi8(a); }
+  // x * sign(w) per byte (0 where w is 0): with b_abs(w) it moves w's sign onto x, so the
+  // unsigned-by-signed products below take signed codes (|x| <= 127 keeps it in range).
+  static B b_sign(B x, B w) { return _mm256_sign_epi8(x, w); }
+  // acc[l] + sum of u[4l + i] * s[4l + i] (u unsigned, s signed), exact while every pair sum of
+  // maddubs stays within int16: |u| <= 128, |s| <= 127 here.
+  static BI dot_u8(BI acc, B u, B s) {
+#if defined(SY_SIMD_VNNI) && defined(__AVX512VNNI__)
+    return _mm256_dpbusd_epi32(acc, u, s);
+#elif defined(SY_SIMD_VNNI)
+    return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+    return _mm256_add_epi32(acc,
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+  }
+  // As dot_u8, each product pair times its 16-value group's scale first: acc[l] + sc[2l] *
+  // (u s pairs 2l) + sc[2l + 1] * (pair 2l + 1), with sc the int16 lanes of bw_group_scales.
+  static BI dot_u8_scaled(BI acc, B u, B s, BW sc) {
+    const __m256i p = _mm256_maddubs_epi16(u, s);
+#if defined(SY_SIMD_VNNI) && defined(__AVX512VNNI__)
+    return _mm256_dpwssd_epi32(acc, p, sc);
+#elif defined(SY_SIMD_VNNI)
+    return _mm256_dpwssd_avx_epi32(acc, p, sc);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
+#endif
+  }
+  // A super-block's 16 group scales as int8, built in a register (bytes stored one by one and
+  // reloaded as a vector would stall on store forwarding every super-block).
+  using BS = __m128i;
+  static BS bs_load(const void* p) { return _mm_loadu_si128((const __m128i*)p); }
+  static BS bs_low_nibbles(const void* p) { return _mm_and_si128(bs_load(p), _mm_set1_epi8(15)); }
+  static BS bs_high_nibbles(const void* p) {
+    return _mm_and_si128(_mm_srli_epi16(bs_load(p), 4), _mm_set1_epi8(15));
+  }
+  // byte c of c8 for groups 2c and 2c + 1
+  static BS bs_chunks(uint64_t c8) {
+    const __m128i v = _mm_cvtsi64_si128((long long)c8);
+    return _mm_unpacklo_epi8(v, v);
+  }
+  static BS bs_set(uint64_t lo, uint64_t hi) {
+    return _mm_set_epi64x((long long)hi, (long long)lo);
+  }
+  // The int16 scales of chunk c's two 16-value groups, group 2c for lanes 0..7 (the pairs of
+  // values 0..15) and group 2c + 1 for lanes 8..15.
+  static BW bw_group_scales(BS g16, int c) {
+    const __m128i idx = _mm_set_epi64x((long long)(0x0101010101010101ull * (2 * c + 1)),
+                                       (long long)(0x0101010101010101ull * (2 * c)));
+    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(g16, idx));
   }
 };

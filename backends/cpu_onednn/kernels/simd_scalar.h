@@ -93,6 +93,9 @@ struct Simd {
   static void store_round_i16(int16_t* p, F v) {
     for (int l = 0; l < kF; ++l) p[l] = (int16_t)std::lrint(v.v[l]);  // default mode: ties to even
   }
+  static void store_round_i8(int8_t* p, F v) {
+    for (int l = 0; l < kF; ++l) p[l] = (int8_t)std::lrint(v.v[l]);
+  }
   static W load_i16(const int16_t* p) {
     W r;
     std::memcpy(r.v, p, sizeof r.v);
@@ -198,6 +201,86 @@ struct Simd {
     for (int i = 0; i < kW32; ++i)
       for (int j = 0; j < kI16; ++j) w[i].v[j] = (int16_t)(w[i].v[j] * s.v[c]);
   }
+
+  // ---- 8-bit dot products: simd_bytes256.h's, lane for lane.
+  using BI = I;
+  struct BW {
+    int16_t v[16];
+  };
+  using BF = F;
+  static BI bi_zero() { return izero(); }
+  static BI bi_add(BI a, BI b) {
+    for (int l = 0; l < kF; ++l) a.v[l] += b.v[l];
+    return a;
+  }
+  static BF bf_zero() { return zero(); }
+  static BF bf_set1(float v) { return set1(v); }
+  static BF bf_add(BF a, BF b) { return add(a, b); }
+  static BF bf_fma_i(BI a, BF b, BF c) { return fma(to_f32(a), b, c); }
+  static float bf_hsum(BF v) {  // the AVX2 order: halves, then pairs, then the last two
+    float h[4];
+    for (int l = 0; l < 4; ++l) h[l] = v.v[l] + v.v[l + 4];
+    return (h[0] + h[2]) + (h[1] + h[3]);
+  }
+  static B b_abs(B a) {
+    for (int8_t& x : a.v) x = (int8_t)(x < 0 ? -x : x);  // -128 stays 0x80, read as 128 below
+    return a;
+  }
+  static B b_sign(B x, B w) {
+    for (int j = 0; j < 32; ++j) x.v[j] = (int8_t)(w.v[j] < 0 ? -x.v[j] : w.v[j] ? x.v[j] : 0);
+    return x;
+  }
+  static BI dot_u8(BI acc, B u, B s) {
+    for (int l = 0; l < kF; ++l)
+      for (int i = 0; i < 4; ++i) acc.v[l] += (int32_t)(uint8_t)u.v[4 * l + i] * s.v[4 * l + i];
+    return acc;
+  }
+  static BI dot_u8_scaled(BI acc, B u, B s, BW sc) {
+    for (int l = 0; l < kF; ++l)
+      for (int i = 0; i < 2; ++i) {
+        const int j = 2 * l + i;
+        const int32_t p = (int32_t)(uint8_t)u.v[2 * j] * s.v[2 * j] +
+                          (int32_t)(uint8_t)u.v[2 * j + 1] * s.v[2 * j + 1];
+        acc.v[l] += p * sc.v[j];
+      }
+    return acc;
+  }
+  struct BS {
+    int8_t v[16];
+  };
+  static BS bs_load(const void* p) {
+    BS r;
+    std::memcpy(r.v, p, 16);
+    return r;
+  }
+  static BS bs_low_nibbles(const void* p) {
+    BS r = bs_load(p);
+    for (int8_t& x : r.v) x &= 15;
+    return r;
+  }
+  static BS bs_high_nibbles(const void* p) {
+    BS r = bs_load(p);
+    for (int8_t& x : r.v) x = (int8_t)(((uint8_t)x >> 4) & 15);
+    return r;
+  }
+  static BS bs_chunks(uint64_t c8) {
+    BS r;
+    for (int g = 0; g < 16; ++g) r.v[g] = (int8_t)(c8 >> (8 * (g / 2)));
+    return r;
+  }
+  static BS bs_set(uint64_t lo, uint64_t hi) {
+    BS r;
+    std::memcpy(r.v, &lo, 8);
+    std::memcpy(r.v + 8, &hi, 8);
+    return r;
+  }
+  static BW bw_group_scales(BS g16, int c) {
+    BW r;
+    for (int j = 0; j < 16; ++j) r.v[j] = g16.v[2 * c + j / 8];
+    return r;
+  }
+
+  static F f_from_bs(const BS& v, int j) { return f_from_i8(v.v + j); }
   static F f_from_i8(const int8_t* p) {
     F r;
     for (int l = 0; l < kF; ++l) r.v[l] = (float)p[l];

@@ -1,6 +1,6 @@
 // llama.cpp's file types (llama_ftype, stored as general.file_type): the name llama-quantize
 // takes ("Q4_K_M"), the id, and the dtype of most of a file's matrices. The _S/_M/_L mixes give
-// some tensors more bits; core/model/quant_mix.h chooses each tensor's type as llama-quantize
+// some tensors more bits; core/modelgen/quant_mix.h chooses each tensor's type as llama-quantize
 // does.
 #pragma once
 

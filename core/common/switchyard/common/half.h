@@ -7,6 +7,18 @@
 
 namespace sy::dtype {
 
+// The bits of an F32 and back (std::bit_cast is C++20; the GPU sources build as C++17).
+inline float f32_from_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+inline uint32_t f32_bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  return x;
+}
+
 inline float f16_to_f32(uint16_t h) {
   const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
@@ -29,15 +41,12 @@ inline float f16_to_f32(uint16_t h) {
   } else {
     bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return f32_from_bits(bits);
 }
 
 // Round to nearest even, as the hardware conversion does.
 inline uint16_t f32_to_f16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = f32_bits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
@@ -62,14 +71,10 @@ inline uint16_t f32_to_f16(float f) {
 }
 
 inline float bf16_to_f32(uint16_t h) {
-  const uint32_t bits = (uint32_t)h << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return f32_from_bits((uint32_t)h << 16);
 }
 inline uint16_t f32_to_bf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = f32_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 64u);  // quiet NaN
   return (uint16_t)((x + (0x7fffu + ((x >> 16) & 1u))) >> 16);
 }

@@ -1,0 +1,69 @@
+// Writes random-weight GGUF models of any shape, deterministic from a seed, with llama.cpp's
+// keys, tensor names and a byte-level "llama" vocabulary, so other GGUF engines load them too:
+// `llama` (dense or Mixtral-style MoE), `mamba` and `jamba` (see model/JAMBA-GGUF.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sy::model {
+
+struct ModelShape {
+  std::string arch = "llama";
+  uint32_t n_vocab = 259;
+  uint32_t n_ctx = 512;
+  uint32_t n_embd = 64;
+  uint32_t n_layer = 2;
+  uint32_t n_ff = 128;
+  uint32_t n_head = 4;
+  uint32_t n_head_kv = 2;
+  float rope_freq_base = 10000.0f;
+  float rms_eps = 1e-5f;
+  bool tied_output = false;
+  // MoE: llama puts it in every layer, jamba in the layers expert_layer_offset + i * period.
+  uint32_t n_expert = 0;  // 0: dense FFN
+  uint32_t n_expert_used = 0;
+  // SSM (mamba, jamba); d_inner is 2 * n_embd as llama.cpp requires.
+  uint32_t ssm_d_conv = 4;
+  uint32_t ssm_d_state = 16;
+  uint32_t ssm_dt_rank = 0;  // 0: ceil(n_embd / 16), the converters' default
+  // jamba's layer pattern, as in the HF config: attention at layers offset + i * period, the
+  // rest Mamba; MoE FFN at expert_layer_offset + i * expert_layer_period, the rest dense.
+  uint32_t attn_layer_offset = 0;
+  uint32_t attn_layer_period = 1;
+  uint32_t expert_layer_offset = 1;
+  uint32_t expert_layer_period = 2;
+
+  uint32_t d_inner() const { return 2 * n_embd; }
+  uint32_t dt_rank() const { return ssm_dt_rank ? ssm_dt_rank : (n_embd + 15) / 16; }
+  bool is_attention_layer(uint32_t l) const;  // llama: all; mamba: none; jamba: the pattern
+  bool is_moe_layer(uint32_t l) const;        // n_expert > 0 and (llama: all; jamba: pattern)
+};
+
+// Named shapes: dense-tiny (tests), dense-small (the embedded default), dense-100m (benchmarks);
+// hybrid-tiny, mamba-tiny, moe-tiny (tests); hybrid-small (total parameters of dense-small),
+// hybrid-small-active (active parameters of dense-small); dense-20m and hybrid-20m (equal
+// totals, for bench-hybrid). Throws std::invalid_argument listing the known names.
+ModelShape preset_shape(const std::string& name);
+std::vector<std::string> preset_names();
+
+// dtype: a llama.cpp file type in lower case (dtype::kFileTypes: f32, f16, bf16, q4_0, q4_1,
+// q5_0, q5_1, q8_0, q2_k, q3_k_s/m/l, q4_k_s/m, q5_k_s/m, q6_k, iq4_nl, iq4_xs) for the matrices,
+// each matrix typed and quantised as llama-quantize would (modelgen/quant_mix.h); norms, biases,
+// ssm_conv1d, ssm_a, ssm_d and the MoE router stay F32 as in llama.cpp. Writes shape.arch (the name
+// predates the other architectures; write_random_model is the same function).
+void write_random_llama(const ModelShape& shape, const std::string& dtype, uint64_t seed,
+                        const std::filesystem::path& path);
+inline void write_random_model(const ModelShape& shape, const std::string& dtype, uint64_t seed,
+                               const std::filesystem::path& path) {
+  write_random_llama(shape, dtype, seed, path);
+}
+
+uint64_t count_params(const ModelShape& shape);
+// Parameters one token uses: every tensor except the unselected experts (the embedding table
+// counts whole, as in count_params).
+uint64_t count_active_params(const ModelShape& shape);
+
+}  // namespace sy::model

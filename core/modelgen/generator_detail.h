@@ -1,0 +1,56 @@
+// Internals shared by the llama writer (generator.cpp) and the mamba / jamba writer
+// (ssm_generator.cpp). Not for other users.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "modelgen/generator.h"
+#include "switchyard/common/file_type.h"
+
+namespace sy::gguf {
+class Writer;
+}
+
+namespace sy::model::detail {
+
+// splitmix64: tiny, portable, and the same stream on every platform.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  float uniform() { return (next() >> 40) * (1.0f / 16777216.0f); }  // [0, 1)
+  float normal() {                                                   // Box-Muller
+    const float u1 = std::max(uniform(), 1e-7f), u2 = uniform();
+    return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853f * u2);
+  }
+};
+
+// The llama.cpp file type named d ("q4_k_m"); std::invalid_argument listing them if unknown.
+const dtype::FileType& file_type(const std::string& d);
+// Refuses dims that are not whole blocks for a file type of 32-value blocks (naming the dim).
+void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name,
+                        const std::pair<const char*, uint32_t>* dims, size_t n_dims);
+// general.file_type, and general.quantization_version for quantised types.
+void set_file_type(gguf::Writer& w, const dtype::FileType& ft);
+void write_vocab(gguf::Writer& w, uint32_t n_vocab);
+// The MoE router {n_embd, n_expert}: F32 N(0, 1/n_embd), never quantised (llama.cpp keeps
+// ffn_gate_inp in full precision).
+void add_router(gguf::Writer& w, Rng& rng, const std::string& name, int64_t n_embd,
+                int64_t n_expert);
+
+void write_random_ssm(const ModelShape& s, const std::string& dtype, uint64_t seed,
+                      const std::filesystem::path& path);  // mamba and jamba
+bool hybrid_preset(const std::string& name, ModelShape& out);
+std::vector<std::string> hybrid_preset_names();
+uint64_t count_params(const ModelShape& s, bool active);  // any arch
+
+}  // namespace sy::model::detail

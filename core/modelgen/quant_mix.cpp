@@ -1,0 +1,125 @@
+#include "modelgen/quant_mix.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "switchyard/common/dtype.h"
+
+namespace sy::model {
+namespace {
+
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The layer of "blk.N.*", or -1.
+int layer_of(const std::string& name) {
+  if (name.rfind("blk.", 0) != 0) return -1;
+  return std::atoi(name.c_str() + 4);
+}
+
+// llama.cpp's use_more_bits: the first and last eighth of the layers and every third between.
+bool use_more_bits(int i, int n) {
+  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+}  // namespace
+
+QuantMix::QuantMix(const dtype::FileType& ftype, const ModelShape& shape)
+    : ftype_(ftype), shape_(shape) {
+  const bool attn0 = shape.n_layer > 0 && shape.is_attention_layer(0);
+  n_gqa_ = attn0 && shape.n_head_kv ? shape.n_head / shape.n_head_kv : 0;
+  n_attn_v_ = n_ffn_down_ = 0;
+  for (uint32_t l = 0; l < shape.n_layer; ++l) n_attn_v_ += shape.is_attention_layer(l);
+  n_ffn_down_ = shape.arch == "mamba" ? 0 : shape.n_layer;
+}
+
+bool QuantMix::is(const char* ftype_name) const {
+  return std::strcmp(ftype_.name, ftype_name) == 0;
+}
+
+uint32_t QuantMix::chosen(const std::string& name, int64_t ne0) const {
+  const uint32_t base = ftype_.base;
+  const int layer = layer_of(name);
+  const bool has_output = !shape_.tied_output;
+  const uint32_t n_expert = shape_.n_expert;
+  if (name == "output.weight" || (!has_output && name == "token_embd.weight")) {
+    if (ne0 % dtype::block_elems(base)) return SY_DTYPE_Q8_0;
+    return base == SY_DTYPE_Q8_0 ? base : (uint32_t)SY_DTYPE_Q6_K;
+  }
+  if (name == "token_embd.weight") return base;
+  if (contains(name, "attn_v.weight")) {
+    // Its index among the attention layers.
+    int i = 0;
+    for (int l = 0; l < layer; ++l) i += shape_.is_attention_layer((uint32_t)l);
+    const int n = (int)n_attn_v_;
+    uint32_t t = base;
+    if (is("Q2_K"))
+      t = n_gqa_ >= 4 ? SY_DTYPE_Q4_K : SY_DTYPE_Q3_K;
+    else if (is("Q3_K_M"))
+      t = i < 2 ? SY_DTYPE_Q5_K : SY_DTYPE_Q4_K;
+    else if (is("Q3_K_L"))
+      t = SY_DTYPE_Q5_K;
+    else if ((is("IQ4_NL") || is("IQ4_XS")) && n_gqa_ >= 4)
+      t = SY_DTYPE_Q5_K;
+    else if ((is("Q4_K_M") || is("Q5_K_M")) && use_more_bits(i, n))
+      t = SY_DTYPE_Q6_K;
+    else if (is("Q4_K_S") && i < 4)
+      t = SY_DTYPE_Q5_K;
+    return n_expert == 8 ? (uint32_t)SY_DTYPE_Q8_0 : t;
+  }
+  if (contains(name, "attn_k.weight")) return n_expert == 8 ? (uint32_t)SY_DTYPE_Q8_0 : base;
+  if (contains(name, "ffn_down")) {  // ffn_down and ffn_down_exps; every FFN layer has one
+    const int i = layer, n = (int)n_ffn_down_;
+    if (is("Q2_K")) return SY_DTYPE_Q3_K;
+    if (is("Q3_K_M")) return i < n / 16 ? SY_DTYPE_Q5_K : SY_DTYPE_Q4_K;
+    if (is("Q3_K_L")) return SY_DTYPE_Q5_K;
+    if (is("Q4_K_M")) return use_more_bits(i, n) ? (uint32_t)SY_DTYPE_Q6_K : base;
+    if (i < n / 8 && (is("IQ4_NL") || is("IQ4_XS"))) return SY_DTYPE_Q5_K;
+    if (is("Q5_K_M") && use_more_bits(i, n)) return SY_DTYPE_Q6_K;
+    if (is("Q4_K_S") && i < n / 8) return SY_DTYPE_Q5_K;
+    return base;
+  }
+  if (contains(name, "attn_output.weight")) {
+    if (n_expert == 8)
+      return is("Q2_K") || is("Q3_K_S") || is("Q3_K_M") || is("IQ4_NL") || is("Q4_K_S") ||
+                     is("Q4_K_M") || is("IQ4_XS")
+                 ? (uint32_t)SY_DTYPE_Q5_K
+                 : base;
+    if (is("Q2_K")) return SY_DTYPE_Q3_K;
+    if (is("Q3_K_M")) return SY_DTYPE_Q4_K;
+    if (is("Q3_K_L")) return SY_DTYPE_Q5_K;
+  }
+  return base;
+}
+
+uint32_t QuantMix::type_for(const std::string& name, int64_t ne0) const {
+  if (dtype::block_elems(ftype_.base) == 1) return ftype_.base;  // F32, F16, BF16: no mixing
+  uint32_t t = chosen(name, ne0);
+  if (ne0 % dtype::block_elems(t) == 0) return t;
+  // llama-quantize's fallback for rows that are not whole super-blocks.
+  switch (t) {
+    case SY_DTYPE_Q2_K:
+    case SY_DTYPE_Q3_K:
+    case SY_DTYPE_IQ4_XS:
+      t = SY_DTYPE_IQ4_NL;
+      break;
+    case SY_DTYPE_Q4_K:
+      t = SY_DTYPE_Q5_0;
+      break;
+    case SY_DTYPE_Q5_K:
+      t = SY_DTYPE_Q5_1;
+      break;
+    case SY_DTYPE_Q6_K:
+      t = SY_DTYPE_Q8_0;
+      break;
+    default:
+      throw std::invalid_argument(std::string(dtype::name(t)) + " needs rows of whole " +
+                                  std::to_string(dtype::block_elems(t)) + "-value blocks but " +
+                                  name + " has ne[0] = " + std::to_string(ne0));
+  }
+  return ne0 % dtype::block_elems(t) == 0 ? t : (uint32_t)SY_DTYPE_F16;
+}
+
+}  // namespace sy::model

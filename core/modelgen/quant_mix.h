@@ -1,0 +1,34 @@
+// The type of each matrix of a file of a llama.cpp file type (Q4_K_M, ...), chosen by the rules
+// llama-quantize applies without an importance matrix (llama_tensor_get_type): the output
+// matrix and some attn_v / ffn_down / attn_output layers get more bits, and a matrix whose rows
+// are not whole blocks of the chosen type falls back to a type whose blocks fit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "modelgen/generator.h"
+#include "switchyard/common/file_type.h"
+
+namespace sy::model {
+
+class QuantMix {
+ public:
+  QuantMix(const dtype::FileType& ftype, const ModelShape& shape);
+
+  // The dtype of matrix `name` (GGUF tensor name) whose rows hold ne0 values. Throws
+  // std::invalid_argument when no type llama.cpp would use fits the rows.
+  uint32_t type_for(const std::string& name, int64_t ne0) const;
+
+ private:
+  uint32_t chosen(const std::string& name, int64_t ne0) const;  // before the row-size fallback
+  bool is(const char* ftype_name) const;
+
+  const dtype::FileType& ftype_;
+  const ModelShape& shape_;
+  uint32_t n_gqa_;       // heads per KV head of layer 0 (0 when it has no attention)
+  uint32_t n_attn_v_;    // attention layers (attn_v tensors)
+  uint32_t n_ffn_down_;  // layers with an FFN (ffn_down or ffn_down_exps)
+};
+
+}  // namespace sy::model

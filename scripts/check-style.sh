@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# CI's style checks on the lines a change touches (a branch: since its merge base with main; main
+# itself: its last commit, i.e. what the last merge brought in):
+#   scripts/check-style.sh format   clang-format (the repo's .clang-format) on changed lines;
+#                                   fails listing the diff that would fix them
+#   scripts/check-style.sh tidy     clang-tidy's bugprone checks on changed lines of C++ sources,
+#                                   with build/compile_commands.json (run after scripts/build.sh)
+# BASE=<commit> overrides the base. Frozen ABI fixtures and generated tables are not checked.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-format}
+
+pick() {  # the newest of the versions install-deps.sh installs, else the unversioned tool
+  for t in "$1-15" "$1"; do command -v "$t" >/dev/null && { echo "$t"; return; }; done
+  echo "check-style: $1 is not installed (scripts/install-deps.sh installs it)" >&2
+  exit 2
+}
+
+if [ -z "${BASE:-}" ]; then
+  main=$(git rev-parse --verify -q origin/main || git rev-parse --verify -q main || true)
+  BASE=$([ -n "$main" ] && git merge-base HEAD "$main" || true)
+  if [ -z "$BASE" ] || [ "$BASE" = "$(git rev-parse HEAD)" ]; then
+    BASE=$(git rev-parse -q --verify HEAD~1 || true)
+    [ -n "$BASE" ] || { echo "check-style: no base commit to compare with (a shallow clone?): skipped"; exit 0; }
+  fi
+fi
+paths=(-- '*.c' '*.cc' '*.cpp' '*.h' '*.hpp' '*.cu' '*.cuh'
+       ':!tests/abi_fixtures/**' ':!core/text/unicode_table.cpp')
+echo "check-style $mode: lines changed since $(git rev-parse --short "$BASE")"
+
+case "$mode" in
+  format)
+    # clang-format-diff over a rename-aware diff: a moved file is checked on its changed lines
+    # only, as the history sees it.
+    fmt=$(pick clang-format)
+    out=$(git diff -U0 -M --no-color "$BASE" "${paths[@]}" |
+          "$(pick clang-format-diff)" -p1 -binary "$(command -v "$fmt")" -style=file)
+    if [ -z "$out" ]; then
+      echo "check-style format: ok"
+      exit 0
+    fi
+    echo "$out"
+    echo "check-style format: the changed lines above are not formatted as .clang-format says;" \
+         "fix with: git diff -U0 -M $(git rev-parse --short "$BASE") | $(pick clang-format-diff) -p1 -i" >&2
+    exit 1
+    ;;
+  tidy)
+    [ -f build/compile_commands.json ] || { echo "check-style tidy: no build/compile_commands.json (run scripts/build.sh)" >&2; exit 2; }
+    tidy=$(pick clang-tidy)
+    diff_tool=$(command -v "clang-tidy-diff-${tidy#clang-tidy-}.py" || command -v clang-tidy-diff)
+    out=$(git diff -U0 -M --no-color "$BASE" -- '*.cpp' '*.cc' '*.c' ':!tests/abi_fixtures/**' ':!core/text/unicode_table.cpp' |
+          "$diff_tool" -p1 -path build -clang-tidy-binary "$tidy" -j "$(nproc)" -quiet \
+            -checks='-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-narrowing-conversions,-bugprone-implicit-widening-of-multiplication-result' \
+            -extra-arg=-Wno-unknown-warning-option 2>&1 || true)
+    if grep -qE ': (warning|error): ' <<<"$out"; then
+      echo "$out"
+      echo "check-style tidy: bugprone findings on changed lines (above)" >&2
+      exit 1
+    fi
+    echo "check-style tidy: ok"
+    ;;
+  *) echo "usage: scripts/check-style.sh [format|tidy]" >&2; exit 2 ;;
+esac
