@@ -13,8 +13,10 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 # The Unicode Character Database that core/text/unicode_table.cpp is generated from (checked by
 # the unicode_table_current test; scripts/gen-unicode-table.py regenerates it).
 $SUDO apt-get install -y -qq --no-install-recommends unicode-data python3 >/dev/null
-# scripts/check-style.sh (CI): clang-format and clang-tidy on the lines a change touches.
-$SUDO apt-get install -y -qq --no-install-recommends clang-format-15 clang-tidy-15 >/dev/null
+# scripts/check-style.sh (CI): clang-format and clang-tidy on the lines a change touches; clang's
+# own omp.h (libomp-15-dev) for the sources that include it (GCC's does not parse under clang).
+$SUDO apt-get install -y -qq --no-install-recommends clang-format-15 clang-tidy-15 \
+  libomp-15-dev >/dev/null
 # `switchyard serve`: the HTTP server (cpp-httplib, a compiled library in Debian) and JSON.
 $SUDO apt-get install -y -qq --no-install-recommends libcpp-httplib-dev nlohmann-json3-dev >/dev/null
 # Scale-out: KV cache events over ZeroMQ with msgpack (vLLM's wire format), and the parts of

@@ -49,7 +49,7 @@ int cmd_mkmodel(int argc, char** argv) {
        {std::pair{&n_vocab, &s.n_vocab}, std::pair{&n_ctx, &s.n_ctx}, std::pair{&n_embd, &s.n_embd},
         std::pair{&n_layer, &s.n_layer}, std::pair{&n_ff, &s.n_ff}, std::pair{&n_head, &s.n_head},
         std::pair{&n_head_kv, &s.n_head_kv}})
-    if (*opt) *field_of = **opt;
+    *field_of = opt->value_or(*field_of);
   if (tied) s.tied_output = true;
   const std::filesystem::path out_path = out;
   if (out_path.has_parent_path()) std::filesystem::create_directories(out_path.parent_path());

@@ -90,7 +90,8 @@ void offset_to_f32(const void* src, float* dst, int64_t n) {
   const Block* b = static_cast<const Block*>(src);
   for (int64_t i = 0; i < n / kB; ++i, dst += kB) {
     const float d = half(b[i].d);
-    for (int j = 0; j < kB; ++j) dst[j] = (float)(code(b[i], j) - kLevels / 2) * d;
+    constexpr int kZero = kLevels / 2;  // the code of 0
+    for (int j = 0; j < kB; ++j) dst[j] = (float)(code(b[i], j) - kZero) * d;
   }
 }
 template <class Block, int kLevels>
