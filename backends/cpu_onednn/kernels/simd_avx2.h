@@ -35,6 +35,8 @@ struct Simd : Bytes256 {
     return _mm_cvtss_f32(s);
   }
 
+  static BF bf_of(F v) { return v; }  // an F is a BF here
+
   static F load_f16(const uint16_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
   }

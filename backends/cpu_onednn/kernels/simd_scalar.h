@@ -214,6 +214,7 @@ struct Simd {
     return a;
   }
   static BF bf_zero() { return zero(); }
+  static BF bf_of(F v) { return v; }
   static BF bf_set1(float v) { return set1(v); }
   static BF bf_add(BF a, BF b) { return add(a, b); }
   static BF bf_fma_i(BI a, BF b, BF c) { return fma(to_f32(a), b, c); }
