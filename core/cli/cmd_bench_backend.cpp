@@ -86,27 +86,40 @@ uint64_t stream_sum(const uint64_t* p, size_t n) {
 }
 
 // Streaming read bandwidth: `threads` threads each sum their share of a buffer far larger than
-// the caches (the backend's thread count: what its decode could stream at most).
-double read_bandwidth(unsigned threads) {
-  const size_t n = (1024u << 20) / sizeof(uint64_t);
-  std::vector<uint64_t> a(n, 1);
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    std::vector<uint64_t> sums(threads);
-    const int64_t t0 = now_ns();
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        const size_t b = n * t / threads / 32 * 32, e = n * (t + 1) / threads / 32 * 32;
-        sums[t] = stream_sum(a.data() + b, e - b);
-      });
-    for (auto& th : pool) th.join();
-    const double s = (now_ns() - t0) / 1e9;
-    if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) return 0;  // keeps the loads
-    best = std::max(best, n / 32 * 32 * sizeof(uint64_t) / s);
+// the caches (the backend's thread count: what its decode could stream at most). The buffer is
+// touched once; each measure() is the best of `passes` passes over it, so that it can be taken
+// next to every timed run (this machine's bandwidth drifts from one second to the next).
+class ReadProbe {
+ public:
+  explicit ReadProbe(unsigned threads)
+      : threads_(threads), a_((1024u << 20) / sizeof(uint64_t) + 8, 1) {}
+  double measure(int passes) {
+    // From a cache line's start: malloc's 16-byte offset would split every 64-byte load in two
+    // (the probe then read ~12% slower than the decode kernels it is the reference for).
+    const uint64_t* data = a_.data() + (64 - (uintptr_t)a_.data() % 64) % 64 / sizeof(uint64_t);
+    const size_t n = a_.size() - 8;
+    double best = 0;
+    for (int rep = 0; rep < passes; ++rep) {
+      std::vector<uint64_t> sums(threads_);
+      const int64_t t0 = now_ns();
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < threads_; ++t)
+        pool.emplace_back([&, t] {
+          const size_t b = n * t / threads_ / 32 * 32, e = n * (t + 1) / threads_ / 32 * 32;
+          sums[t] = stream_sum(data + b, e - b);
+        });
+      for (auto& th : pool) th.join();
+      const double s = (now_ns() - t0) / 1e9;
+      if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) return 0;  // keeps loads
+      best = std::max(best, n / 32 * 32 * sizeof(uint64_t) / s);
+    }
+    return best;
   }
-  return best;
-}
+
+ private:
+  unsigned threads_;
+  std::vector<uint64_t> a_;
+};
 
 // A GPU backend's reference is its own memory: what the backend's `add` streams through buffers
 // far larger than its caches (two reads and a write per element), timed after synchronize.
@@ -171,12 +184,18 @@ struct MatmulCase {
   }
 };
 
-// The backend's F32 GEMM peak: FLOP/s of a large square-ish matmul, best of several.
-double gemm_peak(Backend& b) {
-  const int64_t m = 512, k = 1024, n = 1024;
-  MatmulCase c(b, SY_DTYPE_F32, m, k, n);
-  return 2.0 * m * k * n / c.seconds(b, 5, 3);
-}
+// The backend's F32 GEMM peak: FLOP/s of a large square-ish matmul, best of `reps` passes;
+// like ReadProbe, measured again next to every timed run.
+class GemmProbe {
+ public:
+  explicit GemmProbe(Backend& b) : b_(b), c_(b, SY_DTYPE_F32, kM, kK, kN) {}
+  double measure(int reps) { return 2.0 * kM * kK * kN / c_.seconds(b_, reps, 3); }
+
+ private:
+  static constexpr int64_t kM = 512, kK = 1024, kN = 1024;
+  Backend& b_;
+  MatmulCase c_;
+};
 
 struct Stats {
   double min = 0, median = 0, max = 0;
@@ -318,13 +337,17 @@ int cmd_bench_backend(int argc, char** argv) {
   const unsigned threads = threads_opt > 0 ? static_cast<unsigned>(threads_opt)
                                            : std::max(1u, std::thread::hardware_concurrency());
 
-  const double bw = copy_bandwidth(), rbw = read_bandwidth(threads);
+  ReadProbe reads(threads);
+  const double bw = copy_bandwidth(), rbw = reads.measure(10);
   std::printf(
       "memcpy bandwidth: %.2f GB/s copied (%.2f GB/s read+write); streaming read (%u "
       "threads): %.2f GB/s\n",
       bw / 1e9, 2 * bw / 1e9, threads, rbw / 1e9);
   double device_bw = 0;  // set for a GPU backend, whose fractions are of its own bandwidth
-  double peak = 0;
+  const auto shape = model::preset_shape(preset);
+  double prompt_flops = 0;
+  for (uint32_t pos = 0; pos < prompt_len; ++pos)
+    prompt_flops += bench::flops_per_token(shape, pos, pos + 1 == prompt_len);
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const std::string& dt = dtypes[i];
     std::vector<std::unique_ptr<engine::Variant>> vs;  // one per param set
@@ -342,6 +365,7 @@ int cmd_bench_backend(int argc, char** argv) {
       cfg.engine.kv_dtype = kv_dtype;
       vs.push_back(engine::Variant::build(cfg));
     }
+    GemmProbe gemm(*vs[0]->backend);
     if (i == 0) {
       auto& v = vs[0];
       if (v->backend->device().kind == SY_DEVICE_GPU) {
@@ -349,37 +373,40 @@ int cmd_bench_backend(int argc, char** argv) {
         std::printf("%s: %s, streaming (add): %.2f GB/s\n", v->backend_plugin->name().c_str(),
                     v->backend->device().name, device_bw / 1e9);
       }
-      peak = gemm_peak(*v->backend);
       std::printf(
           "%s GEMM peak (F32 512x1024x1024): %.1f GFLOP/s; %s KV cache; %d runs each: "
-          "min / median / max\n",
-          backend.c_str(), peak / 1e9, kv_name.c_str(), repeat);
-      std::printf("%-6s %8s %9s %24s %22s %11s %10s %10s\n", "dtype", "params", "MB/token",
+          "min / median / max; each run's fractions are of the bandwidth (CPU) and GEMM peak "
+          "measured just before it\n",
+          backend.c_str(), gemm.measure(5) / 1e9, kv_name.c_str(), repeat);
+      std::printf("%-6s %8s %9s %24s %22s %18s %10s %18s\n", "dtype", "params", "MB/token",
                   "prefill tok/s", "decode tok/s", device_bw ? "frac device" : "frac read",
                   "pf GFLOP/s", "frac GEMM");
     }
     for (auto& v : vs) measure(*v, prompt_len, 2);  // warm-up: primitives, pages, caches
-    std::vector<std::vector<double>> pre(vs.size()), dec(vs.size());
+    std::vector<std::vector<double>> pre(vs.size()), dec(vs.size()), frac_read(vs.size()),
+        frac_gemm(vs.size());
     for (int r = 0; r < repeat; ++r)
       for (size_t s = 0; s < vs.size(); ++s) {
+        const double read = device_bw ? device_bw : reads.measure(6), peak = gemm.measure(3);
         const Figures f = measure(*vs[s], prompt_len, decode_tokens);
+        const double bytes = static_cast<double>(vs[s]->model->info().bytes_per_token);
         pre[s].push_back(f.prefill_tps);
         dec[s].push_back(f.decode_tps);
+        frac_read[s].push_back(bytes * f.decode_tps / read);
+        frac_gemm[s].push_back(prompt_flops * f.prefill_tps / prompt_len / peak);
       }
     for (size_t s = 0; s < vs.size(); ++s) {
-      const Stats p = stats_of(pre[s]), d = stats_of(dec[s]);
+      const Stats p = stats_of(pre[s]), d = stats_of(dec[s]), fr = stats_of(frac_read[s]),
+                  fg = stats_of(frac_gemm[s]);
       const double bytes = static_cast<double>(vs[s]->model->info().bytes_per_token);
-      const auto shape = model::preset_shape(preset);
-      double flops = 0;  // of the whole prompt
-      for (uint32_t pos = 0; pos < prompt_len; ++pos)
-        flops += bench::flops_per_token(shape, pos, pos + 1 == prompt_len);
-      const double pf = flops / (prompt_len / p.median);
-      char pre_s[48], dec_s[48];
+      char pre_s[48], dec_s[48], fr_s[48], fg_s[48];
       std::snprintf(pre_s, sizeof pre_s, "%.1f / %.1f / %.1f", p.min, p.median, p.max);
       std::snprintf(dec_s, sizeof dec_s, "%.2f / %.2f / %.2f", d.min, d.median, d.max);
-      std::printf("%-6s %7.1fM %9.1f %24s %22s %11.2f %10.1f %10.2f%s%s\n", dt.c_str(),
-                  vs[s]->model->info().n_params / 1e6, bytes / 1e6, pre_s, dec_s,
-                  bytes * d.median / (device_bw ? device_bw : rbw), pf / 1e9, pf / peak,
+      std::snprintf(fr_s, sizeof fr_s, "%.2f / %.2f / %.2f", fr.min, fr.median, fr.max);
+      std::snprintf(fg_s, sizeof fg_s, "%.2f / %.2f / %.2f", fg.min, fg.median, fg.max);
+      std::printf("%-6s %7.1fM %9.1f %24s %22s %18s %10.1f %18s%s%s\n", dt.c_str(),
+                  vs[s]->model->info().n_params / 1e6, bytes / 1e6, pre_s, dec_s, fr_s,
+                  prompt_flops * p.median / prompt_len / 1e9, fg_s,
                   sets[s].label.empty() ? "" : " ", sets[s].label.c_str());
     }
   }
