@@ -99,10 +99,8 @@ struct Simd : Bytes256 {
     static V load(const int8_t* p) { return _mm512_loadu_si512((const void*)p); }
     // 32 bytes of packed nibbles: the low nibbles as codes 0..31, the high ones as 32..63.
     static V nibbles(const uint8_t* p) {
-      const __m256i v = _mm256_loadu_si256((const __m256i*)p);
-      return _mm512_and_si512(
-          _mm512_inserti64x4(_mm512_castsi256_si512(v), _mm256_srli_epi16(v, 4), 1),
-          _mm512_set1_epi8(15));
+      const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)p));
+      return _mm512_and_si512(_mm512_mask_srli_epi16(v, 0xFFFF0000u, v, 4), _mm512_set1_epi8(15));
     }
     static V abs(V a) { return _mm512_abs_epi8(a); }
     // x negated where w < 0 (AVX-512 has no vpsignb); where w is 0, abs(w) zeroes the product.
