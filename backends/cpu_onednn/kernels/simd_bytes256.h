@@ -30,8 +30,9 @@ struct Bytes256 {
                                idx);
   }
 
-  // ---- 8-bit dot products (ActFormat::q8_32 / q8_256): 256 bits on every path, so AVX2 and
-  // AVX-512 share them (one 32-value chunk per vector is enough to keep up with the memory).
+  // ---- 8-bit dot products (ActFormat::q8_32 / q8_256): one 32-value chunk per 256-bit vector,
+  // shared by AVX2 and AVX-512 (whose layer adds Codes8x2, two chunks per vector, for the
+  // super-block types: at one chunk Q4_K's decode was compute-bound below the memory's rate).
   using BI = __m256i;  // 8 int32 lanes
   using BW = __m256i;  // 16 int16 lanes
   using BF = __m256;   // 8 floats
