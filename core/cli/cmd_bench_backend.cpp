@@ -5,8 +5,6 @@
 // --crossover times the GEMV and GEMM paths of cpu_onednn for each M. --param KEY=V1,V2 runs
 // each dtype once per value, the runs interleaved, so their ratio sees the same machine noise.
 // Run, not a test: numbers depend on the machine.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "bench/model_costs.h"
+#include "bench/read_probe.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/variant.h"
@@ -45,81 +44,6 @@ double copy_bandwidth() {
   }
   return best;
 }
-
-// Sums of n 64-bit words, read as a stream: the widest loads this CPU has, with a software
-// prefetch 4 KiB ahead (the hardware prefetcher alone leaves a core well below its share of
-// the bandwidth, and the decode kernels prefetch the same way).
-__attribute__((target("avx512f"))) uint64_t stream_sum_avx512(const uint64_t* p, size_t n) {
-  __m512i s[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
-                  _mm512_setzero_si512()};
-  for (size_t i = 0; i + 32 <= n; i += 32) {
-    _mm_prefetch((const char*)(p + i) + 4096, _MM_HINT_T0);
-    for (int k = 0; k < 4; ++k) s[k] = _mm512_add_epi64(s[k], _mm512_loadu_si512(p + i + 8 * k));
-  }
-  return (uint64_t)_mm512_reduce_add_epi64(
-      _mm512_add_epi64(_mm512_add_epi64(s[0], s[1]), _mm512_add_epi64(s[2], s[3])));
-}
-__attribute__((target("avx2"))) uint64_t stream_sum_avx2(const uint64_t* p, size_t n) {
-  __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                  _mm256_setzero_si256()};
-  for (size_t i = 0; i + 16 <= n; i += 16) {
-    _mm_prefetch((const char*)(p + i) + 4096, _MM_HINT_T0);
-    for (int k = 0; k < 4; ++k)
-      s[k] = _mm256_add_epi64(s[k], _mm256_loadu_si256((const __m256i*)(p + i + 4 * k)));
-  }
-  uint64_t out[4];
-  _mm256_storeu_si256((__m256i*)out,
-                      _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3])));
-  return out[0] + out[1] + out[2] + out[3];
-}
-uint64_t stream_sum(const uint64_t* p, size_t n) {
-  if (__builtin_cpu_supports("avx512f")) return stream_sum_avx512(p, n);
-  if (__builtin_cpu_supports("avx2")) return stream_sum_avx2(p, n);
-  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (size_t i = 0; i + 4 <= n; i += 4) {
-    s0 += p[i];
-    s1 += p[i + 1];
-    s2 += p[i + 2];
-    s3 += p[i + 3];
-  }
-  return s0 + s1 + s2 + s3;
-}
-
-// Streaming read bandwidth: `threads` threads each sum their share of a buffer far larger than
-// the caches (the backend's thread count: what its decode could stream at most). The buffer is
-// touched once; each measure() is the best of `passes` passes over it, so that it can be taken
-// next to every timed run (this machine's bandwidth drifts from one second to the next).
-class ReadProbe {
- public:
-  explicit ReadProbe(unsigned threads)
-      : threads_(threads), a_((1024u << 20) / sizeof(uint64_t) + 8, 1) {}
-  double measure(int passes) {
-    // From a cache line's start: malloc's 16-byte offset would split every 64-byte load in two
-    // (the probe then read ~12% slower than the decode kernels it is the reference for).
-    const uint64_t* data = a_.data() + (64 - (uintptr_t)a_.data() % 64) % 64 / sizeof(uint64_t);
-    const size_t n = a_.size() - 8;
-    double best = 0;
-    for (int rep = 0; rep < passes; ++rep) {
-      std::vector<uint64_t> sums(threads_);
-      const int64_t t0 = now_ns();
-      std::vector<std::thread> pool;
-      for (unsigned t = 0; t < threads_; ++t)
-        pool.emplace_back([&, t] {
-          const size_t b = n * t / threads_ / 32 * 32, e = n * (t + 1) / threads_ / 32 * 32;
-          sums[t] = stream_sum(data + b, e - b);
-        });
-      for (auto& th : pool) th.join();
-      const double s = (now_ns() - t0) / 1e9;
-      if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) return 0;  // keeps loads
-      best = std::max(best, n / 32 * 32 * sizeof(uint64_t) / s);
-    }
-    return best;
-  }
-
- private:
-  unsigned threads_;
-  std::vector<uint64_t> a_;
-};
 
 // A GPU backend's reference is its own memory: what the backend's `add` streams through buffers
 // far larger than its caches (two reads and a write per element), timed after synchronize.
@@ -337,7 +261,7 @@ int cmd_bench_backend(int argc, char** argv) {
   const unsigned threads = threads_opt > 0 ? static_cast<unsigned>(threads_opt)
                                            : std::max(1u, std::thread::hardware_concurrency());
 
-  ReadProbe reads(threads);
+  bench::ReadProbe reads(threads);
   const double bw = copy_bandwidth(), rbw = reads.measure(10);
   std::printf(
       "memcpy bandwidth: %.2f GB/s copied (%.2f GB/s read+write); streaming read (%u "

@@ -3,16 +3,18 @@
 // (computed from the shapes, and measured: achieved FLOP/s from wall time, bytes from the
 // weights the tokens actually touched, i.e. the experts the router picked), prefill throughput
 // at several prompt lengths (the SSM's linear cost against attention's quadratic one), memory
-// per request at those lengths, and the expert activation histogram. Run, not a test: numbers
-// depend on the machine.
+// per request at those lengths, and the expert activation histogram; on a CPU backend, decode's
+// fraction of the streaming-read bandwidth. Run, not a test: numbers depend on the machine.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "bench/model_costs.h"
+#include "bench/read_probe.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "gguf/gguf.h"
@@ -49,6 +51,7 @@ struct Loaded {
 struct DecodeFigures {
   uint32_t batch = 1;
   double tps = 0, flops = 0, bytes_computed = 0, bytes_measured = 0;
+  double frac_read = 0;  // of the streaming-read bandwidth (CPU backends; 0 on a GPU)
   std::map<std::string, double> experts;  // activations counted during the run
 };
 
@@ -256,10 +259,17 @@ int cmd_bench_hybrid(int argc, char** argv) {
   std::vector<PrefillFigures> pre[2];
   // Best of --repeat runs (prompts of at most 2048 tokens; longer ones run once): the machine's
   // other load only ever slows a run down.
+  // The reference of a CPU decode: the streaming read of as many threads as the backend's pool,
+  // probed just before and just after each run (bench-backend's rule), the larger kept.
+  const bool on_cpu = models[0].backend->device().kind != SY_DEVICE_GPU;
+  bench::ReadProbe reads(threads_opt > 0 ? static_cast<unsigned>(threads_opt)
+                                         : std::max(1u, std::thread::hardware_concurrency()));
   auto best_decode = [&](Loaded& m, uint32_t batch) {
     DecodeFigures best;
     for (int r = 0; r < repeat; ++r) {
+      const double read0 = on_cpu ? reads.measure(4) : 0;
       DecodeFigures d = measure_decode(m, batch, lengths.front(), decode, chunk);
+      if (on_cpu) d.frac_read = d.bytes_measured * d.tps / std::max(read0, reads.measure(4));
       if (d.tps > best.tps) best = d;
     }
     return best;
@@ -282,13 +292,18 @@ int cmd_bench_hybrid(int argc, char** argv) {
       "token),\n"
       "measured = wall time, and weight bytes of the experts the steps really read\n",
       decode, lengths.front());
-  std::printf("%-20s %5s %9s %13s %13s %14s %14s %10s\n", "model", "batch", "tok/s", "MFLOP/token",
-              "GFLOP/s meas", "MB/token comp", "MB/token meas", "GB/s meas");
+  std::printf("%-20s %5s %9s %13s %13s %14s %14s %10s %10s\n", "model", "batch", "tok/s",
+              "MFLOP/token", "GFLOP/s meas", "MB/token comp", "MB/token meas", "GB/s meas",
+              "frac read");
   for (int i = 0; i < 2; ++i)
-    for (const auto& d : dec[i])
-      std::printf("%-20s %5u %9.2f %13.2f %13.2f %14.2f %14.2f %10.2f\n", models[i].name.c_str(),
-                  d.batch, d.tps, d.flops / 1e6, d.flops * d.tps / 1e9, d.bytes_computed / 1e6,
-                  d.bytes_measured / 1e6, d.bytes_measured * d.tps / 1e9);
+    for (const auto& d : dec[i]) {
+      char frac[16] = "-";
+      if (on_cpu) std::snprintf(frac, sizeof frac, "%.2f", d.frac_read);
+      std::printf("%-20s %5u %9.2f %13.2f %13.2f %14.2f %14.2f %10.2f %10s\n",
+                  models[i].name.c_str(), d.batch, d.tps, d.flops / 1e6, d.flops * d.tps / 1e9,
+                  d.bytes_computed / 1e6, d.bytes_measured / 1e6, d.bytes_measured * d.tps / 1e9,
+                  frac);
+    }
 
   std::printf(
       "\nprefill (one request, computed FLOPs include attention over the prompt) and memory per "
