@@ -117,15 +117,8 @@ struct Simd : Bytes256 {
     }
     static VI zero() { return _mm512_setzero_si512(); }
     static VI add(VI a, VI b) { return _mm512_add_epi32(a, b); }
-    // As Bytes256::dot_u8_scaled, on 64 codes.
-    static VI dot(VI acc, V u, V s, VW sc) {
-      const __m512i p = _mm512_maddubs_epi16(u, s);
-#ifdef SY_SIMD_VNNI
-      return _mm512_dpwssd_epi32(acc, p, sc);
-#else
-      return _mm512_add_epi32(acc, _mm512_madd_epi16(p, sc));
-#endif
-    }
+    // As Bytes256::dot_u8_scaled, on 64 codes: the pair sums times the scales as dot_i16.
+    static VI dot(VI acc, V u, V s, VW sc) { return dot_i16(acc, _mm512_maddubs_epi16(u, s), sc); }
     static BI fold(VI v) {
       return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
     }
