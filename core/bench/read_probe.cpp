@@ -60,6 +60,7 @@ double ReadProbe::measure(int passes) {
   // (the probe then read ~12% slower than the decode kernels it is the reference for).
   const uint64_t* data = a_.data() + (64 - (uintptr_t)a_.data() % 64) % 64 / sizeof(uint64_t);
   const size_t n = a_.size() - 8;
+  const size_t bytes = n / 32 * 32 * sizeof(uint64_t);  // the whole strides the threads read
   double best = 0;
   for (int rep = 0; rep < passes; ++rep) {
     std::vector<uint64_t> sums(threads_);
@@ -73,7 +74,7 @@ double ReadProbe::measure(int passes) {
     for (auto& th : pool) th.join();
     const double s = (now_ns() - t0) / 1e9;
     if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) return 0;  // keeps loads
-    best = std::max(best, n / 32 * 32 * sizeof(uint64_t) / s);
+    best = std::max(best, static_cast<double>(bytes) / s);
   }
   return best;
 }
