@@ -116,7 +116,6 @@ struct Simd : Bytes256 {
       return _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(_mm256_cvtepi8_epi16(g16)));
     }
     static VI zero() { return _mm512_setzero_si512(); }
-    static VI add(VI a, VI b) { return _mm512_add_epi32(a, b); }
     // As Bytes256::dot_u8_scaled, on 64 codes: the pair sums times the scales as dot_i16.
     static VI dot(VI acc, V u, V s, VW sc) { return dot_i16(acc, _mm512_maddubs_epi16(u, s), sc); }
     static BI fold(VI v) {
