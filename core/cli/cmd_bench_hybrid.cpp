@@ -257,13 +257,13 @@ int cmd_bench_hybrid(int argc, char** argv) {
   // Decode after the shortest prompt, one sequence and a batch; then prefill at every length.
   std::vector<DecodeFigures> dec[2];
   std::vector<PrefillFigures> pre[2];
-  // Best of --repeat runs (prompts of at most 2048 tokens; longer ones run once): the machine's
-  // other load only ever slows a run down.
   // The reference of a CPU decode: the streaming read of as many threads as the backend's pool,
   // probed just before and just after each run (bench-backend's rule), the larger kept.
   const bool on_cpu = models[0].backend->device().kind != SY_DEVICE_GPU;
   bench::ReadProbe reads(threads_opt > 0 ? static_cast<unsigned>(threads_opt)
                                          : std::max(1u, std::thread::hardware_concurrency()));
+  // Best of --repeat runs (prompts of at most 2048 tokens; longer ones run once): the machine's
+  // other load only ever slows a run down.
   auto best_decode = [&](Loaded& m, uint32_t batch) {
     DecodeFigures best;
     for (int r = 0; r < repeat; ++r) {
