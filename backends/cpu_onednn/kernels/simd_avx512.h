@@ -24,6 +24,25 @@ struct Simd : Bytes256 {
   static F abs(F a) { return _mm512_abs_ps(a); }
   static float hsum(F v) { return _mm512_reduce_add_ps(v); }
   static float hmax(F v) { return _mm512_reduce_max_ps(v); }
+  // Lane j = hsum(v[j]): halves, quarters, then pairs of lanes across two vectors at a time,
+  // 46 instructions for 16 sums (16 hsum calls take about twice that).
+  static F hsums(const F (&v)[kF]) {
+    F u[8], w[4], y[2];
+    for (int i = 0; i < 8; ++i)  // 256-bit halves: v[2i] in lanes 0..7, v[2i + 1] in 8..15
+      u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x44),
+                           _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xEE));
+    for (int i = 0; i < 4; ++i)  // 128-bit quarters: v[4i + q] in quarter q
+      w[i] = _mm512_add_ps(_mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], 0x88),
+                           _mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], 0xDD));
+    for (int i = 0; i < 2; ++i)  // quarter q: v[q], v[4 + q] (of this pair), twice
+      y[i] = _mm512_add_ps(_mm512_unpacklo_ps(w[2 * i], w[2 * i + 1]),
+                           _mm512_unpackhi_ps(w[2 * i], w[2 * i + 1]));
+    const __m512 z = _mm512_add_ps(  // lane 4q + r: v[4r + q]
+        _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(y[0]), _mm512_castps_pd(y[1]))),
+        _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(y[0]), _mm512_castps_pd(y[1]))));
+    return _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), z);
+  }
 
   static F load_f16(const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));

@@ -60,6 +60,11 @@ struct Simd {
     for (float x : v.v) s += x;
     return s;
   }
+  static F hsums(const F (&v)[kF]) {
+    F r;
+    for (int j = 0; j < kF; ++j) r.v[j] = hsum(v[j]);
+    return r;
+  }
   static float hmax(F v) {
     float m = v.v[0];
     for (float x : v.v) m = x > m ? x : m;
