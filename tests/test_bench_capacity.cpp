@@ -1,10 +1,12 @@
 // The capacity model: mixture moments of the per-class costs, the fit of T0 and kappa to a
-// sweep, and the replicas it asks for, against values computed by hand.
+// sweep, and the replicas it asks for, against values computed by hand; the KV bytes a decode
+// step reads (bench-backend's and bench-hybrid's frac read).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "bench/capacity.h"
+#include "bench/model_costs.h"
 
 using namespace sy::bench;
 
@@ -78,4 +80,20 @@ TEST(BenchCapacity, FallbacksAndInfeasibleTargets) {
   const CapacityModel none = fit_capacity({}, kComplex, 0.5, 1.0, {});
   EXPECT_EQ(none.error, "no measured cost for the simple class the mix needs");
   EXPECT_EQ(estimate_replicas(none, 10, 1).replicas, 0u);
+}
+
+// A decode step's KV read: K and V rows (head_dim x KV heads) of every attention layer for
+// each position it attends to, step i after a prompt of p tokens attending to p + i + 1 of
+// them; the hybrid's Mamba layers keep no KV rows.
+TEST(BenchModelCosts, KvBytesPerDecodeStepSumsTheContextOfEveryStep) {
+  const sy::model::ModelShape dense = sy::model::preset_shape("dense-20m");
+  const double row = 8.0 * 2 * (512 / 8) * 4;  // layers x (K, V) x head_dim x KV heads
+  EXPECT_EQ(kv_bytes_per_token(dense, 4), uint64_t(row * 4));
+  EXPECT_EQ(kv_bytes_per_token(dense, 2), uint64_t(row * 2));
+  double sum = 0;
+  for (int i = 0; i < 32; ++i) sum += row * 4 * (1024 + i + 1);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_decode_step(dense, 4, 1024, 32), sum / 32);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_decode_step(dense, 4, 0, 1), row * 4);
+  const sy::model::ModelShape hybrid = sy::model::preset_shape("hybrid-20m");  // 2 of 8 layers
+  EXPECT_DOUBLE_EQ(kv_bytes_per_decode_step(hybrid, 4, 1024, 32), sum / 32 / 4);
 }

@@ -12,6 +12,10 @@ uint32_t n_attn_layers(const ModelShape& s) {
 uint64_t kv_bytes_per_token(const ModelShape& s, uint32_t elem_bytes) {
   return uint64_t(n_attn_layers(s)) * 2 * (s.n_embd / s.n_head) * s.n_head_kv * elem_bytes;
 }
+double kv_bytes_per_decode_step(const ModelShape& s, uint32_t elem_bytes, uint64_t prompt_len,
+                                uint64_t steps) {
+  return double(kv_bytes_per_token(s, elem_bytes)) * (double(prompt_len) + (steps + 1) / 2.0);
+}
 // FLOPs of one token at position `pos` (it attends to pos + 1 keys): 2 per multiply-add of
 // every active matrix (the embedding is a lookup; a tied output counts once), attention
 // 4 * n_embd per key and layer (scores and the weighted sum), the scan ~6 per (channel, state)

@@ -300,15 +300,25 @@ int cmd_bench_backend(int argc, char** argv) {
       std::printf(
           "%s GEMM peak (F32 512x1024x1024): %.1f GFLOP/s; %s KV cache; %d runs each: "
           "min / median / max; each run's fractions are of the larger of the bandwidths (CPU) and "
-          "GEMM peaks measured just before and just after it\n",
+          "GEMM peaks measured just before and just after it; frac read counts the weights of a "
+          "token (MB/token) and the KV rows and state a decode step reads (KV MB, the mean over "
+          "the steps)\n",
           backend.c_str(), gemm.measure(5) / 1e9, kv_name.c_str(), repeat);
-      std::printf("%-6s %8s %9s %24s %22s %18s %10s %18s\n", "dtype", "params", "MB/token",
-                  "prefill tok/s", "decode tok/s", device_bw ? "frac device" : "frac read",
+      std::printf("%-6s %8s %9s %8s %24s %22s %18s %10s %18s\n", "dtype", "params", "MB/token",
+                  "KV MB", "prefill tok/s", "decode tok/s", device_bw ? "frac device" : "frac read",
                   "pf GFLOP/s", "frac GEMM");
     }
     for (auto& v : vs) measure(*v, prompt_len, 2);  // warm-up: primitives, pages, caches
     std::vector<std::vector<double>> pre(vs.size()), dec(vs.size()), frac_read(vs.size()),
         frac_gemm(vs.size());
+    // What a decode step reads: a token's weights, then the K and V rows of every position it
+    // attends to and the recurrent state, read and written (bench-hybrid counts the same).
+    const double kv = bench::kv_bytes_per_decode_step(shape, model::kv_elem_bytes(kv_dtype),
+                                                      prompt_len, decode_tokens);
+    auto step_bytes = [&](const engine::Variant& v) {
+      const auto& info = v.model->info();
+      return double(info.bytes_per_token) + kv + 2.0 * double(info.state_bytes_per_seq);
+    };
     for (int r = 0; r < repeat; ++r)
       for (size_t s = 0; s < vs.size(); ++s) {
         // the references on both sides of the run, the larger of each: a dip in one probe
@@ -317,10 +327,9 @@ int cmd_bench_backend(int argc, char** argv) {
         const Figures f = measure(*vs[s], prompt_len, decode_tokens);
         const double read = std::max(read0, device_bw ? device_bw : reads.measure(4)),
                      peak = std::max(peak0, gemm.measure(2));
-        const double bytes = static_cast<double>(vs[s]->model->info().bytes_per_token);
         pre[s].push_back(f.prefill_tps);
         dec[s].push_back(f.decode_tps);
-        frac_read[s].push_back(bytes * f.decode_tps / read);
+        frac_read[s].push_back(step_bytes(*vs[s]) * f.decode_tps / read);
         frac_gemm[s].push_back(prompt_flops * f.prefill_tps / prompt_len / peak);
       }
     for (size_t s = 0; s < vs.size(); ++s) {
@@ -332,8 +341,9 @@ int cmd_bench_backend(int argc, char** argv) {
       std::snprintf(dec_s, sizeof dec_s, "%.2f / %.2f / %.2f", d.min, d.median, d.max);
       std::snprintf(fr_s, sizeof fr_s, "%.2f / %.2f / %.2f", fr.min, fr.median, fr.max);
       std::snprintf(fg_s, sizeof fg_s, "%.2f / %.2f / %.2f", fg.min, fg.median, fg.max);
-      std::printf("%-6s %7.1fM %9.1f %24s %22s %18s %10.1f %18s%s%s\n", dt.c_str(),
-                  vs[s]->model->info().n_params / 1e6, bytes / 1e6, pre_s, dec_s, fr_s,
+      std::printf("%-6s %7.1fM %9.1f %8.1f %24s %22s %18s %10.1f %18s%s%s\n", dt.c_str(),
+                  vs[s]->model->info().n_params / 1e6, bytes / 1e6,
+                  (step_bytes(*vs[s]) - bytes) / 1e6, pre_s, dec_s, fr_s,
                   prompt_flops * p.median / prompt_len / 1e9, fg_s,
                   sets[s].label.empty() ? "" : " ", sets[s].label.c_str());
     }

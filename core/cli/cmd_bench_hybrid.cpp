@@ -147,8 +147,8 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
   d.tps = tokens / ((now_ns() - t0) / 1e9);
   for (uint32_t i = 0; i < steps; ++i) d.flops += flops_per_token(m.shape, len + i, true) / steps;
   const auto& info = m.model->info();
-  const double kv = double(kv_bytes_per_token(m.shape, model::kv_elem_bytes(m.cache->dtype()))) *
-                    (len + steps / 2.0),
+  const double kv = bench::kv_bytes_per_decode_step(m.shape, model::kv_elem_bytes(m.cache->dtype()),
+                                                    len, steps),
                st = 2.0 * info.state_bytes_per_seq;
   double expert_bytes = 0;
   for (const auto& t : m.file->tensors())
