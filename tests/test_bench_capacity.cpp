@@ -87,7 +87,7 @@ TEST(BenchCapacity, FallbacksAndInfeasibleTargets) {
 // them; the hybrid's Mamba layers keep no KV rows.
 TEST(BenchModelCosts, KvBytesPerDecodeStepSumsTheContextOfEveryStep) {
   const sy::model::ModelShape dense = sy::model::preset_shape("dense-20m");
-  const double row = 8.0 * 2 * (512 / 8) * 4;  // layers x (K, V) x head_dim x KV heads
+  const double row = 8.0 * 2 * 64 * 4;  // layers x (K, V) x head_dim (512 / 8) x KV heads
   EXPECT_EQ(kv_bytes_per_token(dense, 4), uint64_t(row * 4));
   EXPECT_EQ(kv_bytes_per_token(dense, 2), uint64_t(row * 2));
   double sum = 0;
