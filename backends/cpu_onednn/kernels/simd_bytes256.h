@@ -42,11 +42,27 @@ struct Bytes256 {
   static BF bf_set1(float v) { return _mm256_set1_ps(v); }
   static BF bf_add(BF a, BF b) { return _mm256_add_ps(a, b); }
   static BF bf_fma_i(BI a, BF b, BF c) { return _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), b, c); }
+  static BF bf_load(const float* p) { return _mm256_loadu_ps(p); }
+  static void bf_store(float* p, BF v) { _mm256_storeu_ps(p, v); }
   static float bf_hsum(BF v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+  }
+  // Lane j = bf_hsum(v[j]), with its additions in its order (halves; lanes 0 + 2 and 1 + 3;
+  // the two), so results do not depend on which of the two reduced them.
+  static BF bf_hsums(const BF (&v)[8]) {
+    __m256 h[4];  // lanes 0..3: v[i]'s halves summed, lanes 4..7: v[4 + i]'s
+    for (int i = 0; i < 4; ++i)
+      h[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[i], v[4 + i], 0x20),
+                           _mm256_permute2f128_ps(v[i], v[4 + i], 0x31));
+    const __m256 t0 = _mm256_unpacklo_ps(h[0], h[1]), t1 = _mm256_unpackhi_ps(h[0], h[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(h[2], h[3]), t3 = _mm256_unpackhi_ps(h[2], h[3]);
+    // c_l: lane l of h[0..3] (one 128-bit half each for v[0..3] and v[4..7])
+    const __m256 c0 = _mm256_shuffle_ps(t0, t2, 0x44), c1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 c2 = _mm256_shuffle_ps(t1, t3, 0x44), c3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    return _mm256_add_ps(_mm256_add_ps(c0, c2), _mm256_add_ps(c1, c3));
   }
   static B b_abs(B a) { return _mm256_abs_epi8(a); }
   // x * sign(w) per byte (0 where w is 0): with b_abs(w) it moves w's sign onto x, so the

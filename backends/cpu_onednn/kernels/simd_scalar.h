@@ -223,10 +223,17 @@ struct Simd {
   static BF bf_set1(float v) { return set1(v); }
   static BF bf_add(BF a, BF b) { return add(a, b); }
   static BF bf_fma_i(BI a, BF b, BF c) { return fma(to_f32(a), b, c); }
+  static BF bf_load(const float* p) { return load(p); }
+  static void bf_store(float* p, BF v) { store(p, v); }
   static float bf_hsum(BF v) {  // the AVX2 order: halves, then pairs, then the last two
     float h[4];
     for (int l = 0; l < 4; ++l) h[l] = v.v[l] + v.v[l + 4];
     return (h[0] + h[2]) + (h[1] + h[3]);
+  }
+  static BF bf_hsums(const BF (&v)[8]) {
+    BF r;
+    for (int j = 0; j < 8; ++j) r.v[j] = bf_hsum(v[j]);
+    return r;
   }
   static B b_abs(B a) {
     for (int8_t& x : a.v) x = (int8_t)(x < 0 ? -x : x);  // -128 stays 0x80, read as 128 below
