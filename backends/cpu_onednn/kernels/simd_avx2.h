@@ -28,15 +28,8 @@ struct Simd : Bytes256 {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
-  // Lane j = hsum(v[j]): 128-bit halves, then two rounds of hadd (lane 4h + i: v[2i + h]).
-  static F hsums(const F (&v)[kF]) {
-    F u[4];
-    for (int i = 0; i < 4; ++i)  // v[2i] in the low half, v[2i + 1] in the high one
-      u[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20),
-                           _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
-    const F z = _mm256_hadd_ps(_mm256_hadd_ps(u[0], u[1]), _mm256_hadd_ps(u[2], u[3]));
-    return _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-  }
+  // Lane j = hsum(v[j]): an F is a BF here, and bf_hsum adds as hsum does.
+  static F hsums(const F (&v)[kF]) { return bf_hsums(v); }
   static float hmax(F v) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
