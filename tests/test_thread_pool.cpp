@@ -1,8 +1,10 @@
-// cpu_onednn's thread pool on its own: every task runs exactly once, a thread never runs two
-// tasks at once, nested calls run inline, and a job finishes while one of its tasks is stalled
-// (the others are claimed by whoever is free: what keeps two shared cores from stalling).
+// cpu_onednn's thread pool on its own: every task (every index of parallel_for and
+// parallel_shares) runs exactly once, a thread never runs two tasks at once, nested calls run
+// inline, and a job finishes while one of its tasks is stalled (the others are claimed by
+// whoever is free: what keeps two shared cores from stalling).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -54,6 +56,62 @@ TEST(ThreadPool, ParallelForCoversTheRangeOnceInGrains) {
       EXPECT_EQ(small.load(), 0) << n << " " << grain;
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << grain << " " << i;
     }
+}
+
+// Shares: every index once, in chunks of at least `grain` that never cross a share's end (each
+// thread's stream of weight rows stays contiguous), on threads of the pool.
+TEST(ThreadPool, ParallelSharesCoversTheRangeOnceInChunksWithinShares) {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 5, 100, 4097})
+      for (int64_t grain : {1, 16, 1000}) {
+        SCOPED_TRACE(std::to_string(threads) + " threads, n " + std::to_string(n) + ", grain " +
+                     std::to_string(grain));
+        const int64_t shares = std::min<int64_t>(threads, (n + grain - 1) / grain);
+        std::vector<std::atomic<int>> hits(n);
+        std::atomic<int> short_chunks{0}, crossing{0}, bad_thread{0};
+        pool.parallel_shares(n, grain, [&](int64_t b, int64_t e, int thread) {
+          if (thread < 0 || thread >= threads) bad_thread.fetch_add(1);
+          if (shares > 1) {
+            int64_t s = 0;  // the share b lies in: [n s / shares, n (s + 1) / shares)
+            while (b >= n * (s + 1) / shares) ++s;
+            if (e > n * (s + 1) / shares) crossing.fetch_add(1);
+            if (e - b < grain && e != n * (s + 1) / shares) short_chunks.fetch_add(1);
+          } else if (b != 0 || e != n) {
+            crossing.fetch_add(1);  // one share: the whole range in one call
+          }
+          for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+        });
+        EXPECT_EQ(bad_thread.load(), 0);
+        EXPECT_EQ(crossing.load(), 0);
+        EXPECT_EQ(short_chunks.load(), 0);
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+      }
+  }
+}
+
+// The chunk at index 0 waits until every other index is done: the other thread must take the
+// rest of the stalled thread's share as well as its own.
+TEST(ThreadPool, AStalledShareIsFinishedByTheOtherThread) {
+  ThreadPool pool(2);
+  for (int rep = 0; rep < 20; ++rep) {
+    const int64_t n = 1000;
+    std::atomic<int64_t> done{0};
+    std::atomic<bool> timed_out{false};
+    pool.parallel_shares(n, 10, [&](int64_t b, int64_t e, int) {
+      if (b == 0) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (done.load() < n - e)
+          if (std::chrono::steady_clock::now() > deadline) {
+            timed_out = true;
+            break;
+          }
+      }
+      done.fetch_add(e - b);
+    });
+    EXPECT_EQ(done.load(), n);
+    ASSERT_FALSE(timed_out);
+  }
 }
 
 TEST(ThreadPool, NestedRunsInlineOnTheCallingTasksThread) {

@@ -95,7 +95,7 @@ void OnednnBackend::gemv(const kernels::GemvEntry& g, const Tensor& x, const Ten
   }
   const int64_t grain = std::max<int64_t>(1, kGemvTaskBytes / std::max<int64_t>(1, a.row_bytes));
   const kernels::GemvFn fn = q8 ? g.fn8 : g.fn;
-  pool_.parallel_for(n, grain, [&](int64_t j0, int64_t j1, int) { fn(a, j0, j1); });
+  pool_.parallel_shares(n, grain, [&](int64_t j0, int64_t j1, int) { fn(a, j0, j1); });
 }
 
 void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {

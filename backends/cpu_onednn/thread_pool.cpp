@@ -41,7 +41,8 @@ int physical_core_count() {
 thread_local bool ThreadPool::t_inside_ = false;
 thread_local int ThreadPool::t_thread_ = 0;
 
-ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+ThreadPool::ThreadPool(int threads)
+    : threads_(threads < 1 ? 1 : threads), cursors_(new Cursor[threads_]) {
   workers_.reserve(threads_ - 1);
   for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker(t); });
 }
