@@ -80,6 +80,11 @@ void OnednnBackend::gemv(const kernels::GemvEntry& g, const Tensor& x, const Ten
     a.q8 = act_q8_.data();
     a.d = act_d_.data();
     a.s = act_s_.data();
+    if (g.bias8) {
+      act_b_.resize((size_t)(m * k / 4));
+      kernels_.bias_starts(act_q8_.data(), m * k, g.bias8, act_b_.data());
+      a.bias8 = act_b_.data();
+    }
   } else if (g.act == kernels::ActFormat::q16) {
     act_q_.resize((size_t)(m * k));
     act_d_.resize((size_t)(m * kernels::act_blocks(k)));

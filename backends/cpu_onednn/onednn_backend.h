@@ -50,6 +50,7 @@ class OnednnBackend final : public plugin::Backend {
   std::vector<int16_t> act_q_;              // activations quantized for the integer GEMV
   std::vector<int8_t> act_q8_;
   std::vector<float> act_d_, act_s_;
+  std::vector<int32_t> act_b_;  // the q8 GEMV's lane starts (GemvEntry::bias8)
   struct AttnItem {
     uint32_t seq;
     int64_t t0, count, kv_head;  // tokens [t0, t0 + count) of the batch, one KV head

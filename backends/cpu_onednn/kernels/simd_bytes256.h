@@ -37,6 +37,7 @@ struct Bytes256 {
   using BW = __m256i;  // 16 int16 lanes
   using BF = __m256;   // 8 floats
   static BI bi_zero() { return _mm256_setzero_si256(); }
+  static BI bi_load(const int32_t* p) { return _mm256_loadu_si256((const __m256i*)p); }
   static BI bi_add(BI a, BI b) { return _mm256_add_epi32(a, b); }
   static BF bf_zero() { return _mm256_setzero_ps(); }
   static BF bf_set1(float v) { return _mm256_set1_ps(v); }

@@ -214,6 +214,11 @@ struct Simd {
   };
   using BF = F;
   static BI bi_zero() { return izero(); }
+  static BI bi_load(const int32_t* p) {
+    BI a;
+    std::memcpy(a.v, p, sizeof a.v);
+    return a;
+  }
   static BI bi_add(BI a, BI b) {
     for (int l = 0; l < kF; ++l) a.v[l] += b.v[l];
     return a;
