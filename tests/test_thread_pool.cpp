@@ -16,6 +16,15 @@ namespace {
 
 using sy::cpu_onednn::ThreadPool;
 
+// Spins until ready() holds; false when 20 s pass first (the pool left a task stranded).
+template <class Ready>
+bool spin_until(Ready&& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready())
+    if (std::chrono::steady_clock::now() > deadline) return false;
+  return true;
+}
+
 TEST(ThreadPool, EveryTaskRunsOnceOnOneThreadAtATime) {
   for (int threads : {1, 2, 3, 8}) {
     SCOPED_TRACE("threads=" + std::to_string(threads));
@@ -90,30 +99,6 @@ TEST(ThreadPool, ParallelSharesCoversTheRangeOnceInChunksWithinShares) {
   }
 }
 
-// The chunk at index 0 waits until every other index is done: the other thread must take the
-// rest of the stalled thread's share as well as its own.
-TEST(ThreadPool, AStalledShareIsFinishedByTheOtherThread) {
-  ThreadPool pool(2);
-  for (int rep = 0; rep < 20; ++rep) {
-    const int64_t n = 1000;
-    std::atomic<int64_t> done{0};
-    std::atomic<bool> timed_out{false};
-    pool.parallel_shares(n, 10, [&](int64_t b, int64_t e, int) {
-      if (b == 0) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (done.load() < n - e)
-          if (std::chrono::steady_clock::now() > deadline) {
-            timed_out = true;
-            break;
-          }
-      }
-      done.fetch_add(e - b);
-    });
-    EXPECT_EQ(done.load(), n);
-    ASSERT_FALSE(timed_out);
-  }
-}
-
 TEST(ThreadPool, NestedRunsInlineOnTheCallingTasksThread) {
   ThreadPool pool(2);
   std::atomic<int> total{0}, wrong_thread{0};
@@ -127,29 +112,29 @@ TEST(ThreadPool, NestedRunsInlineOnTheCallingTasksThread) {
   EXPECT_EQ(wrong_thread.load(), 0);
 }
 
-// Task 0 waits until every other task is done. With static partitioning (OpenMP's schedule
-// (static)) the stalled thread would own half the tasks and this would never finish; here the
-// other thread takes them all.
+// The piece at index 0 (task 0, or parallel_shares' first chunk) waits until every other
+// index is done. With static partitioning (OpenMP's schedule(static)) the stalled thread would
+// own half the work and this would never finish; here the other thread takes it all, with
+// parallel_shares the rest of the stalled thread's share as well as its own.
 TEST(ThreadPool, AStalledTaskDoesNotHoldTheOthersBack) {
   ThreadPool pool(2);
-  for (int rep = 0; rep < 20; ++rep) {
-    const int64_t n = 100;
-    std::atomic<int64_t> done{0};
-    std::atomic<bool> timed_out{false};
-    pool.run(n, [&](int64_t task, int) {
-      if (task == 0) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (done.load() < n - 1)
-          if (std::chrono::steady_clock::now() > deadline) {
-            timed_out = true;
-            break;
-          }
-      }
-      done.fetch_add(1);
-    });
-    EXPECT_EQ(done.load(), n);
-    ASSERT_FALSE(timed_out);
-  }
+  for (int rep = 0; rep < 20; ++rep)
+    for (bool shares : {false, true}) {
+      SCOPED_TRACE(shares ? "parallel_shares" : "run");
+      const int64_t n = shares ? 1000 : 100;
+      std::atomic<int64_t> done{0};
+      std::atomic<bool> timed_out{false};
+      auto piece = [&](int64_t b, int64_t e) {
+        if (b == 0 && !spin_until([&] { return done.load() >= n - e; })) timed_out = true;
+        done.fetch_add(e - b);
+      };
+      if (shares)
+        pool.parallel_shares(n, 10, [&](int64_t b, int64_t e, int) { piece(b, e); });
+      else
+        pool.run(n, [&](int64_t task, int) { piece(task, task + 1); });
+      EXPECT_EQ(done.load(), n);
+      ASSERT_FALSE(timed_out);
+    }
 }
 
 // A pool that has gone to sleep (idle longer than its spin) wakes for the next job: two tasks
@@ -162,12 +147,7 @@ TEST(ThreadPool, WakesAfterSleeping) {
     std::atomic<bool> timed_out{false};
     pool.run(2, [&](int64_t, int) {
       started.fetch_add(1);
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-      while (started.load() < 2)
-        if (std::chrono::steady_clock::now() > deadline) {
-          timed_out = true;
-          return;
-        }
+      if (!spin_until([&] { return started.load() >= 2; })) timed_out = true;
     });
     ASSERT_FALSE(timed_out) << "the sleeping worker never took the second task";
   }
