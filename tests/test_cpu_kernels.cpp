@@ -436,6 +436,98 @@ TEST_F(CpuKernels, GemvSplitsRowsAcrossThreads) {
     }
 }
 
+// Decode matmuls are queued and run together (the projections of one input in one pool job).
+// A later call that reads a queued output, or writes over a queued input or output, must see
+// the calls' order: the same sequence on one activation buffer, run with a synchronize after
+// every call, gives the same buffer (bit for bit on one thread; on several, the kernels' row
+// groups fall differently, so within rounding of the 8-bit activations).
+TEST_F(CpuKernels, QueuedGemvsKeepTheCallOrder) {
+  const int64_t k = 512, m = 2;
+  struct Weight {
+    uint32_t dtype;
+    int64_t k, n;
+  };
+  // One input's projections: activations shared by the same format (both Q4_K), kept apart for
+  // another format or bias (Q4_0's against Q5_0's), read as F32 (F16).
+  const std::vector<Weight> proj = {{SY_DTYPE_Q4_K, k, 96}, {SY_DTYPE_Q6_K, k, 40},
+                                    {SY_DTYPE_Q4_0, k, 40}, {SY_DTYPE_Q5_0, k, 24},
+                                    {SY_DTYPE_F16, k, 40},  {SY_DTYPE_Q8_0, k, 24},
+                                    {SY_DTYPE_Q4_K, k, 33}};
+  const Weight w_into_x = {SY_DTYPE_F16, k, k}, w_from_y0 = {SY_DTYPE_Q8_0, 96, 64},
+               w_wide = {SY_DTYPE_Q8_0, k, 200};
+  Rng rng(77);
+  auto quantized = [&](const Weight& w) {
+    const std::vector<float> f = rng.vec(w.k * w.n);
+    const int64_t rb = sy::dtype::row_bytes(w.dtype, w.k);
+    std::vector<uint8_t> q(rb * w.n);
+    for (int64_t j = 0; j < w.n; ++j)
+      sy::dtype::row_from_f32(w.dtype, &f[j * w.k], &q[j * rb], w.k);
+    return q;
+  };
+  std::vector<std::vector<uint8_t>> wq;
+  for (const Weight& w : proj) wq.push_back(quantized(w));
+  const std::vector<uint8_t> wq_into_x = quantized(w_into_x), wq_from_y0 = quantized(w_from_y0),
+                             wq_wide = quantized(w_wide);
+  // The activation buffer: x, u, then each projection's output, then z; offsets in floats.
+  std::vector<int64_t> y_at;
+  int64_t used = 2 * k * m;
+  for (const Weight& w : proj) y_at.push_back(used), used += w.n * m;
+  const int64_t z_at = used;
+  used += w_from_y0.n * m + k * m;
+  const int64_t wide_at = used, races = 16;
+  used += races * w_wide.n * m;
+  std::vector<float> init = rng.vec(used, -2.0f, 2.0f);
+
+  auto run = [&](const char* threads, bool sync_each) {
+    Handle h(*onednn_, {{"threads", threads}});
+    const sy_buffer_t act = h.upload(init.data(), init.size() * sizeof(float));
+    auto f32 = [&](int64_t at, int64_t n) {
+      return Handle::tensor(SY_DTYPE_F32, act, at * sizeof(float), {n, m});
+    };
+    // Every weight uploaded first: a buffer write runs what is queued.
+    auto upload = [&](const std::vector<uint8_t>& w, const Weight& shape) {
+      return h.make(w, {shape.k, shape.n}, shape.dtype);
+    };
+    std::vector<sy_tensor> tw;
+    for (size_t i = 0; i < proj.size(); ++i) tw.push_back(upload(wq[i], proj[i]));
+    const sy_tensor tw_into_x = upload(wq_into_x, w_into_x);
+    const sy_tensor tw_from_y0 = upload(wq_from_y0, w_from_y0), tw_wide = upload(wq_wide, w_wide);
+    auto call = [&](const sy_tensor& x, const sy_tensor& w, const sy_tensor& y) {
+      EXPECT_EQ(h.api().matmul(h.get(), &x, &w, &y), SY_OK) << h.error();
+      if (sync_each) {
+        EXPECT_EQ(h.api().synchronize(h.get()), SY_OK);
+      }
+    };
+    const sy_tensor x = f32(0, k), u = f32(k * m, k);
+    for (size_t i = 0; i < proj.size(); ++i) call(x, tw[i], f32(y_at[i], proj[i].n));
+    call(u, tw_into_x, x);                                     // over the queued input
+    call(x, tw[0], f32(y_at[1], proj[0].n));                   // reads it, over an output
+    call(f32(y_at[1], proj[0].n), tw_from_y0, f32(z_at, 64));  // reads a queued output
+    call(x, tw[1], f32(z_at + 32 * m, proj[1].n));             // partly over it
+    // Over a queued output's middle rows: run in one job, two threads would write them in
+    // either order (the wide rows there come late in the first thread's share), so a few times.
+    for (int64_t r = 0; r < races; ++r) {
+      const int64_t at = wide_at + r * w_wide.n * m;
+      call(x, tw_wide, f32(at, w_wide.n));
+      call(x, tw[1], f32(at + 100, proj[1].n));
+    }
+    std::vector<float> out(used);
+    EXPECT_EQ(h.api().synchronize(h.get()), SY_OK);
+    EXPECT_EQ(h.api().buffer_read(h.get(), act, 0, out.data(), used * sizeof(float)), SY_OK);
+    return out;
+  };
+  for (const char* threads : {"1", "2", "3"}) {
+    SCOPED_TRACE(std::string("threads=") + threads);
+    const std::vector<float> queued = run(threads, false), ordered = run(threads, true);
+    float top = 0;
+    for (float v : ordered) top = std::max(top, std::fabs(v));
+    const float tol = std::string(threads) == "1" ? 0.0f : 1e-3f * top;
+    for (int64_t i = 0; i < used; ++i) {
+      ASSERT_LE(std::fabs(queued[i] - ordered[i]), tol) << "float " << i << " of " << used;
+    }
+  }
+}
+
 // ---- flash attention ----
 
 struct AttnCase {

@@ -79,6 +79,7 @@ void OnednnBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
     y.data = moe_y_.data();
     y.ne[0] = N, y.ne[1] = m;
     matmul(x, w, y);
+    flush();  // moe_x_ and moe_y_ are reused by the next expert
     for_each(m, m * N >= kParallelMinValues, [&](int64_t r) {
       std::memcpy(op.y.f32() + rows[r] * N, &moe_y_[r * N], (size_t)N * sizeof(float));
     });

@@ -44,21 +44,29 @@ int64_t OnednnBackend::gemv_max_m(uint32_t dtype) const {
   return gemv_max_m_ >= 0 ? gemv_max_m_ : default_gemv_max_m(dtype);
 }
 
-// Small M (decode): the path's GEMV kernel, weights streamed once in their own dtype. Larger M
-// (prefill): the oneDNN GEMM.
+// Small M (decode): the path's GEMV kernel, weights streamed once in their own dtype, queued
+// until something reads the output (flush). Larger M (prefill): the oneDNN GEMM, at once.
 void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   const int64_t k = w.ne[0], m = x.rows();
+  if (m <= gemv_max_m(w.dtype) && k > 0)
+    if (const kernels::GemvEntry* g = kernels_.find_gemv(w.dtype)) return queue_gemv(*g, x, w, y);
+  flush();
   if (k == 0) {  // an empty sum; oneDNN rejects zero-sized reductions
     std::memset(y.data, 0, (size_t)(m * w.ne[1]) * sizeof(float));
     return;
   }
-  if (m <= gemv_max_m(w.dtype))
-    if (const kernels::GemvEntry* g = kernels_.find_gemv(w.dtype)) return gemv(*g, x, w, y);
   gemm(x, w, y);
 }
 
-void OnednnBackend::gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w,
-                         const Tensor& y) {
+void OnednnBackend::flush() {
+  gemvs_.run(pool_, kGemvTaskBytes);
+}
+
+// Prepares the activations now (x may change once the caller moves on), or takes those of a
+// queued GEMV of the same input: q, k and v quantize their input once.
+void OnednnBackend::queue_gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w,
+                               const Tensor& y) {
+  if (!gemvs_.can_join(x, y)) flush();
   const int64_t k = w.ne[0], n = w.ne[1], m = x.rows();
   kernels::GemvArgs a{};
   a.x = x.f32();
@@ -67,40 +75,40 @@ void OnednnBackend::gemv(const kernels::GemvEntry& g, const Tensor& x, const Ten
   a.row_bytes = dtype::row_bytes(w.dtype, k);
   a.y = y.f32(), a.ldy = n;
   const bool q8 = act_bits_ == 8 && g.fn8;
-  if (q8) {  // once per call, shared by every weight row
-    const int block = kernels::q8_block(g.act8);
-    act_q8_.resize((size_t)(m * k));
-    act_d_.resize((size_t)(m * k / block));
-    act_s_.resize((size_t)(m * k / kernels::kActGroup));
-    for_each(m, m * k >= (1 << 16), [&](int64_t r) {
-      kernels_.quantize_q8(x.f32() + r * k, 1, k, block, act_q8_.data() + r * k,
-                           act_d_.data() + r * (k / block),
-                           act_s_.data() + r * (k / kernels::kActGroup));
-    });
-    a.q8 = act_q8_.data();
-    a.d = act_d_.data();
-    a.s = act_s_.data();
-    if (g.bias8) {
-      act_b_.resize((size_t)(m * k / 4));
-      kernels_.bias_starts(act_q8_.data(), m * k, g.bias8, act_b_.data());
-      a.bias8 = act_b_.data();
+  const ActKey key{x.data, m, k, q8 ? g.act8 : g.act, q8 ? g.bias8 : 0};
+  if (key.act != kernels::ActFormat::f32 && !gemvs_.share_acts(key, a)) {
+    ActBuffers& buf = gemvs_.next_acts();
+    if (q8) {
+      const int block = kernels::q8_block(g.act8);
+      buf.q8.resize((size_t)(m * k));
+      buf.d.resize((size_t)(m * k / block));
+      buf.s.resize((size_t)(m * k / kernels::kActGroup));
+      for_each(m, m * k >= (1 << 16), [&](int64_t r) {
+        kernels_.quantize_q8(x.f32() + r * k, 1, k, block, buf.q8.data() + r * k,
+                             buf.d.data() + r * (k / block),
+                             buf.s.data() + r * (k / kernels::kActGroup));
+      });
+      a.q8 = buf.q8.data();
+      if (g.bias8) {
+        buf.bias8.resize((size_t)(m * k / 4));
+        kernels_.bias_starts(buf.q8.data(), m * k, g.bias8, buf.bias8.data());
+        a.bias8 = buf.bias8.data();
+      }
+    } else {
+      buf.q.resize((size_t)(m * k));
+      buf.d.resize((size_t)(m * kernels::act_blocks(k)));
+      buf.s.resize((size_t)(m * k / kernels::kActGroup));
+      for_each(m, m * k >= (1 << 16), [&](int64_t r) {
+        kernels_.quantize_q16(x.f32() + r * k, 1, k, buf.q.data() + r * k,
+                              buf.d.data() + r * kernels::act_blocks(k),
+                              buf.s.data() + r * (k / kernels::kActGroup));
+      });
+      a.q = buf.q.data();
     }
-  } else if (g.act == kernels::ActFormat::q16) {
-    act_q_.resize((size_t)(m * k));
-    act_d_.resize((size_t)(m * kernels::act_blocks(k)));
-    act_s_.resize((size_t)(m * k / kernels::kActGroup));
-    for_each(m, m * k >= (1 << 16), [&](int64_t r) {
-      kernels_.quantize_q16(x.f32() + r * k, 1, k, act_q_.data() + r * k,
-                            act_d_.data() + r * kernels::act_blocks(k),
-                            act_s_.data() + r * (k / kernels::kActGroup));
-    });
-    a.q = act_q_.data();
-    a.d = act_d_.data();
-    a.s = act_s_.data();
+    a.d = buf.d.data();
+    a.s = buf.s.data();
   }
-  const int64_t grain = std::max<int64_t>(1, kGemvTaskBytes / std::max<int64_t>(1, a.row_bytes));
-  const kernels::GemvFn fn = q8 ? g.fn8 : g.fn;
-  pool_.parallel_shares(n, grain, [&](int64_t j0, int64_t j1, int) { fn(a, j0, j1); });
+  gemvs_.add(q8 ? g.fn8 : g.fn, a, n, key, y);
 }
 
 void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {

@@ -6,6 +6,7 @@
 
 #include "cpu_path.h"
 #include "gemm_cache.h"
+#include "gemv_batch.h"
 #include "kernels/kernels.h"
 #include "onednn_factory.h"
 #include "switchyard/sdk/backend.h"
@@ -22,6 +23,7 @@ class OnednnBackend final : public plugin::Backend {
   explicit OnednnBackend(const BackendOptions& opt);
 
   SY_BACKEND_OP_OVERRIDES;
+  void flush() override;  // runs the queued GEMVs
 
  private:
   // Runs body(i) for i in [0, n): on the pool when `parallel` (the op is large enough to pay
@@ -35,7 +37,7 @@ class OnednnBackend final : public plugin::Backend {
   // Rotates every head of every token of x by its token's cos/sin table ({2 * half} each).
   void rotate(const Tensor& x, const float* cs, int64_t half, bool neox);
   int64_t gemv_max_m(uint32_t dtype) const;
-  void gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w, const Tensor& y);
+  void queue_gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w, const Tensor& y);
   // oneDNN GEMM over column slices of W, one slice per pool task (F16/BF16/Q8_0: each task
   // dequantises its slice into its thread's panel first).
   void gemm(const Tensor& x, const Tensor& w, const Tensor& y);
@@ -47,10 +49,7 @@ class OnednnBackend final : public plugin::Backend {
   ThreadPool pool_;
   std::vector<GemmCache> gemm_;             // per pool thread: single-threaded primitives
   std::vector<std::vector<float>> panels_;  // per pool thread: a dequantised slice of W
-  std::vector<int16_t> act_q_;              // activations quantized for the integer GEMV
-  std::vector<int8_t> act_q8_;
-  std::vector<float> act_d_, act_s_;
-  std::vector<int32_t> act_b_;  // the q8 GEMV's lane starts (GemvEntry::bias8)
+  GemvBatch gemvs_;                         // decode GEMVs not run yet
   struct AttnItem {
     uint32_t seq;
     int64_t t0, count, kv_head;  // tokens [t0, t0 + count) of the batch, one KV head

@@ -88,6 +88,9 @@ void buffer_free(sy_backend_t handle, sy_buffer_t buffer) {
   Backend* be = backend_of(handle);
   Buffer* b = buffer_of(buffer);
   if (!be || !b) return;
+  // Queued work may read or write this buffer. buffer_free returns nothing: a failure is logged.
+  if (guarded(handle, "buffer_free", [](Backend& live) { live.flush(); }) != SY_OK)
+    log_to_host(SY_LOG_WARN, be->last_error.c_str());
   if (!be->buffers.erase(b)) {
     log_to_host(SY_LOG_WARN,
                 "buffer_free: ignoring a buffer that is not a live buffer of this backend");
@@ -99,8 +102,10 @@ void buffer_free(sy_backend_t handle, sy_buffer_t buffer) {
 
 void* buffer_host_ptr(sy_backend_t handle, sy_buffer_t buffer) {
   void* p = nullptr;
-  guarded(handle, "buffer_host_ptr",
-          [&](Backend& be) { p = live_buffer(be, "buffer_host_ptr", buffer)->data; });
+  guarded(handle, "buffer_host_ptr", [&](Backend& be) {
+    be.flush();  // the caller may read through the pointer at once
+    p = live_buffer(be, "buffer_host_ptr", buffer)->data;
+  });
   return p;
 }
 
@@ -108,6 +113,7 @@ sy_status buffer_write(sy_backend_t handle, sy_buffer_t buffer, uint64_t offset,
                        uint64_t size) {
   return guarded(handle, "buffer_write", [&](Backend& be) {
     Buffer* b = transfer_buffer(be, "buffer_write", buffer, src, "src", offset, size);
+    be.flush();
     if (size > 0) std::memmove((char*)b->data + offset, src, size);  // src may be wrapped memory
   });
 }
@@ -116,12 +122,13 @@ sy_status buffer_read(sy_backend_t handle, sy_buffer_t buffer, uint64_t offset, 
                       uint64_t size) {
   return guarded(handle, "buffer_read", [&](Backend& be) {
     Buffer* b = transfer_buffer(be, "buffer_read", buffer, dst, "dst", offset, size);
+    be.flush();
     if (size > 0) std::memmove(dst, (const char*)b->data + offset, size);
   });
 }
 
 sy_status synchronize(sy_backend_t handle) {
-  return guarded(handle, "synchronize", [](Backend&) {});  // every op completes before returning
+  return guarded(handle, "synchronize", [](Backend& be) { be.flush(); });
 }
 
 // Each op's validation, then its kernel: the body of the op's thunk below.
@@ -177,10 +184,14 @@ SY_RUN_ARGS_OP(bias_scale, sy_bias_scale_args)
 }  // namespace run
 
 #define SY_EXPAND(...) __VA_ARGS__
-// One C thunk per op of the list: the boundary around run::<op>.
-#define SY_OP_THUNK(name, group, params, args)                                     \
-  sy_status name##_thunk(sy_backend_t h, SY_EXPAND params) {                       \
-    return guarded(h, #name, [&](Backend& be) { run::name(be, SY_EXPAND args); }); \
+// One C thunk per op of the list: the boundary around run::<op>. Every op but matmul first
+// completes the matmuls a backend deferred (Backend::flush).
+#define SY_OP_THUNK(name, group, params, args)               \
+  sy_status name##_thunk(sy_backend_t h, SY_EXPAND params) { \
+    return guarded(h, #name, [&](Backend& be) {              \
+      if (OpIndex::name != OpIndex::matmul) be.flush();      \
+      run::name(be, SY_EXPAND args);                         \
+    });                                                      \
   }
 SY_BACKEND_OPS(SY_OP_THUNK)
 #undef SY_OP_THUNK

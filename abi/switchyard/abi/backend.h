@@ -264,7 +264,10 @@ typedef struct sy_backend_iface {
                             const void* src, uint64_t size);
   sy_status (*buffer_read)(sy_backend_t backend, sy_buffer_t buffer, uint64_t offset, void* dst,
                            uint64_t size);
-  /* Waits for all queued work; buffer_read results are valid after it. */
+  /* Waits for all queued work; buffer_read results are valid after it. An op may return before
+   * its output is written, on a CPU backend too (cpu_onednn queues small matmuls to run them
+   * together): memory read through a host pointer or a wrapped host buffer holds the results
+   * after synchronize. */
   sy_status (*synchronize)(sy_backend_t backend);
 
   /* ---- since 1.0: ops (dst may not alias inputs unless stated) ---- */

@@ -130,6 +130,11 @@ class Backend {
   // 1.3 model ops (always in the table; the defaults refuse, naming the op and the plugin).
   virtual void rope_ext(const RopeExtOp& op);
   virtual void bias_scale(const BiasScaleOp& op);
+  // Completes what earlier ops deferred: a backend may queue matmuls (the ABI promises results
+  // only after synchronize) and run them together. The shared layer calls it before every other
+  // op, buffer access, synchronize and buffer_free, so queued matmuls never outlive their inputs
+  // and their outputs are written before anything reads them. Default: nothing is deferred.
+  virtual void flush() {}
 
   // Owned by the shared layer.
   const PluginDesc* desc = nullptr;

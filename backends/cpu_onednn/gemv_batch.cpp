@@ -1,0 +1,73 @@
+#include "gemv_batch.h"
+
+#include <algorithm>
+
+namespace sy::cpu_onednn {
+namespace {
+
+struct Bytes {
+  const char *begin, *end;
+};
+
+Bytes bytes_of(const plugin::Tensor& t) {
+  const char* p = static_cast<const char*>(t.data);
+  return {p, p + t.nelements() * (int64_t)sizeof(float)};  // GEMV inputs and outputs are F32
+}
+
+bool overlap(const char* b0, const char* e0, const char* b1, const char* e1) {
+  return b0 < e1 && b1 < e0;
+}
+
+}  // namespace
+
+bool GemvBatch::can_join(const plugin::Tensor& x, const plugin::Tensor& y) const {
+  if (size_ == kMaxItems) return false;
+  const Bytes xb = bytes_of(x), yb = bytes_of(y);
+  for (int i = 0; i < size_; ++i) {
+    const Item& it = items_[i];
+    if (overlap(xb.begin, xb.end, it.y_begin, it.y_end) ||
+        overlap(yb.begin, yb.end, it.y_begin, it.y_end) ||
+        overlap(yb.begin, yb.end, it.x_begin, it.x_end))
+      return false;
+  }
+  return true;
+}
+
+bool GemvBatch::share_acts(const ActKey& key, kernels::GemvArgs& a) const {
+  for (int i = 0; i < size_; ++i) {
+    if (!(items_[i].key == key)) continue;
+    const kernels::GemvArgs& b = items_[i].a;
+    a.q = b.q, a.q8 = b.q8, a.d = b.d, a.s = b.s, a.bias8 = b.bias8;
+    return true;
+  }
+  return false;
+}
+
+void GemvBatch::add(kernels::GemvFn fn, const kernels::GemvArgs& a, int64_t n, const ActKey& key,
+                    const plugin::Tensor& y) {
+  const char* x = static_cast<const char*>(key.x);
+  const Bytes yb = bytes_of(y);
+  items_[size_++] = {fn,       a,     n, key, x, x + key.m * key.k * (int64_t)sizeof(float),
+                     yb.begin, yb.end};
+}
+
+void GemvBatch::run(ThreadPool& pool, int64_t task_bytes) {
+  if (size_ == 0) return;
+  std::array<int64_t, kMaxItems + 1> first{};  // item i's rows are [first[i], first[i + 1])
+  int64_t bytes = 0;
+  for (int i = 0; i < size_; ++i) {
+    first[i + 1] = first[i] + items_[i].n;
+    bytes += items_[i].n * items_[i].a.row_bytes;
+  }
+  const int64_t rows = first[size_];
+  const int64_t grain = std::max<int64_t>(1, task_bytes * rows / std::max<int64_t>(1, bytes));
+  pool.parallel_shares(rows, grain, [&](int64_t j0, int64_t j1, int) {
+    for (int i = 0; i < size_; ++i) {
+      const int64_t b = std::max(j0, first[i]), e = std::min(j1, first[i + 1]);
+      if (b < e) items_[i].fn(items_[i].a, b - first[i], e - first[i]);
+    }
+  });
+  size_ = 0;
+}
+
+}  // namespace sy::cpu_onednn
