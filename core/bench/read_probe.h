@@ -8,9 +8,10 @@
 namespace sy::bench {
 
 // `threads` threads each sum their share of a buffer far larger than the caches (the backend's
-// thread count: what its decode could stream at most). The buffer is touched once; each
-// measure() is the best of `passes` passes over it, so that it can be taken next to every timed
-// run (a shared machine's bandwidth drifts from one minute to the next).
+// thread count: what its decode could stream at most), in each of two read patterns
+// (read_probe.cpp). The buffer is touched once; each measure() is the best of `passes` passes
+// over it, so that it can be taken next to every timed run (a shared machine's bandwidth drifts
+// from one minute to the next).
 class ReadProbe {
  public:
   explicit ReadProbe(unsigned threads);
