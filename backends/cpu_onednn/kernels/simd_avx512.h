@@ -74,21 +74,15 @@ struct Simd : Bytes256 {
     return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
 #endif
   }
-  static F to_f32(I v) {
-    return _mm512_cvtepi32_ps(v);
-  }
+  static F to_f32(I v) { return _mm512_cvtepi32_ps(v); }
 
   // ---- 32 int8 weight codes (B, simd_bytes256.h) and their widening to one int16 W.
   static constexpr int kW32 = 1;
-  static B b_bits(uint32_t bits, int set) {
-    return _mm256_maskz_mov_epi8(bits, b_set1(set));
-  }
+  static B b_bits(uint32_t bits, int set) { return _mm256_maskz_mov_epi8(bits, b_set1(set)); }
   static B b_test(B a, int bit, int set) {
     return _mm256_maskz_mov_epi8(_mm256_test_epi8_mask(a, b_set1(1 << bit)), b_set1(set));
   }
-  static void b_widen(B b, W (&w)[kW32]) {
-    w[0] = _mm512_cvtepi8_epi16(b);
-  }
+  static void b_widen(B b, W (&w)[kW32]) { w[0] = _mm512_cvtepi8_epi16(b); }
   // The scales in int16 lanes, spread to chunk c's 32 values by vpermw.
   using S = __m512i;
   static S s_groups(const int8_t* g16) {
@@ -140,6 +134,21 @@ struct Simd : Bytes256 {
     static BI fold(VI v) {
       return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
     }
+    // Two 32-value blocks (dot_rows_q8_sums): acc[l] + sum of u[4l + i] * s[4l + i], as
+    // Bytes256::dot_u8 on 64 codes; the lane starts of a bias; block scales per half.
+    static VI dot_u8(VI acc, V u, V s) {
+#ifdef SY_SIMD_VNNI
+      return _mm512_dpbusd_epi32(acc, u, s);
+#else
+      return _mm512_add_epi32(acc,
+                              _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1)));
+#endif
+    }
+    static VI load_i32(const int32_t* p) { return _mm512_loadu_si512((const void*)p); }
+    static F halves(float lo, float hi) {
+      return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(lo)),
+                                                 _mm256_castps_pd(_mm256_set1_ps(hi)), 1));
+    }
   };
 
   // An F folded to the 8 lanes of a BF (sums of lanes l and l + 8).
@@ -156,9 +165,7 @@ struct Simd : Bytes256 {
     out[1] = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(w, 1)));
   }
 
-  static void prefetch(const void* p) {
-    _mm_prefetch((const char*)p, _MM_HINT_T0);
-  }
+  static void prefetch(const void* p) { _mm_prefetch((const char*)p, _MM_HINT_T0); }
 
   // The AVX2 layer's Cephes exp on 16 lanes.
   static F exp(F x_in) {
