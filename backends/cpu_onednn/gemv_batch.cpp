@@ -9,9 +9,13 @@ struct Bytes {
   const char *begin, *end;
 };
 
+// GEMV inputs and outputs are F32.
+Bytes bytes_of(const void* data, int64_t n) {
+  const char* p = static_cast<const char*>(data);
+  return {p, p + n * (int64_t)sizeof(float)};
+}
 Bytes bytes_of(const plugin::Tensor& t) {
-  const char* p = static_cast<const char*>(t.data);
-  return {p, p + t.nelements() * (int64_t)sizeof(float)};  // GEMV inputs and outputs are F32
+  return bytes_of(t.data, t.nelements());
 }
 
 bool overlap(const char* b0, const char* e0, const char* b1, const char* e1) {
@@ -25,9 +29,10 @@ bool GemvBatch::can_join(const plugin::Tensor& x, const plugin::Tensor& y) const
   const Bytes xb = bytes_of(x), yb = bytes_of(y);
   for (int i = 0; i < size_; ++i) {
     const Item& it = items_[i];
+    const Bytes in = bytes_of(it.key.x, it.key.m * it.key.k);
     if (overlap(xb.begin, xb.end, it.y_begin, it.y_end) ||
         overlap(yb.begin, yb.end, it.y_begin, it.y_end) ||
-        overlap(yb.begin, yb.end, it.x_begin, it.x_end))
+        overlap(yb.begin, yb.end, in.begin, in.end))
       return false;
   }
   return true;
@@ -45,10 +50,8 @@ bool GemvBatch::share_acts(const ActKey& key, kernels::GemvArgs& a) const {
 
 void GemvBatch::add(kernels::GemvFn fn, const kernels::GemvArgs& a, int64_t n, const ActKey& key,
                     const plugin::Tensor& y) {
-  const char* x = static_cast<const char*>(key.x);
   const Bytes yb = bytes_of(y);
-  items_[size_++] = {fn,       a,     n, key, x, x + key.m * key.k * (int64_t)sizeof(float),
-                     yb.begin, yb.end};
+  items_[size_++] = {fn, a, n, key, yb.begin, yb.end};
 }
 
 void GemvBatch::run(ThreadPool& pool, int64_t task_bytes) {

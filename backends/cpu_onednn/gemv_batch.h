@@ -34,7 +34,6 @@ class GemvBatch {
  public:
   static constexpr int kMaxItems = 8;
 
-  bool empty() const { return size_ == 0; }
   // Whether a GEMV from x into y may join: a slot is free, x reads no queued output (it is not
   // written yet) and y touches no queued input or output.
   bool can_join(const plugin::Tensor& x, const plugin::Tensor& y) const;
@@ -55,8 +54,8 @@ class GemvBatch {
     kernels::GemvFn fn;
     kernels::GemvArgs a;
     int64_t n;
-    ActKey key;
-    const char *x_begin, *x_end, *y_begin, *y_end;  // the bytes it reads and writes
+    ActKey key;                   // key.x, m and k: the input it reads
+    const char *y_begin, *y_end;  // the bytes it writes
   };
   std::array<Item, kMaxItems> items_{};
   std::array<ActBuffers, kMaxItems> acts_;
