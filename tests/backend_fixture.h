@@ -146,6 +146,16 @@ class Handle {
   sy_tensor make(const std::vector<T>& v, std::vector<int64_t> ne, uint32_t dtype = SY_DTYPE_F32) {
     return tensor(dtype, upload(v.data(), v.size() * sizeof(T)), 0, std::move(ne));
   }
+  // weight_pack of w: the packed tensor (freed with the handle), or w when the backend keeps w
+  // as it is (*packed says which).
+  sy_tensor pack(const sy_tensor& w, bool* packed) {
+    sy_buffer_t out = nullptr;
+    EXPECT_EQ(api_->weight_pack(h_, &w, &out), SY_OK) << error();
+    *packed = out != nullptr;
+    if (!out) return w;
+    bufs_.push_back(out);
+    return tensor(w.dtype, out, 0, {w.ne[0], w.ne[1]});
+  }
   sy_tensor zeros(std::vector<int64_t> ne, uint32_t dtype = SY_DTYPE_F32) {
     int64_t n = 1;
     for (int64_t d : ne) n *= d;

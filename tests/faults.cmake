@@ -23,4 +23,4 @@ add_test(NAME cli_run_isolated_crash COMMAND $<TARGET_FILE:switchyard> run
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(cli_run_isolated_crash PROPERTIES
   ENVIRONMENT SWITCHYARD_PLUGIN_PATH=${SWITCHYARD_FAULT_PLUGIN_OUT}
-  PASS_REGULAR_EXPRESSION "scheduler bad_plan: plan failed: scheduler process died during plan: killed by signal 11 \\(Segmentation fault\\); running the host's fallback plan.*\\[0\\] hello.*scheduler bad_plan: 1 requests, 8 tokens")
+  PASS_REGULAR_EXPRESSION "scheduler bad_plan: plan failed: scheduler process died during plan: killed by signal 11 \\(Segmentation fault\\)[;] running the host's fallback plan.*\\[0\\] hello.*scheduler bad_plan: 1 requests, 8 tokens")

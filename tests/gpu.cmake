@@ -33,7 +33,7 @@ foreach(name cuda hip)
     --config ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/gpu_fallback_${name}.toml --prompt "hello"
     WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   set_tests_properties(cli_run_${name}_falls_back PROPERTIES ENVIRONMENT "${no_gpu}"
-    PASS_REGULAR_EXPRESSION "backend ${name} reports no usable device \\(no ${runtime} device\\); falling back to backend cpu_onednn.*backend cpu_onednn, scheduler fixed_window: 1 requests, 8 tokens")
+    PASS_REGULAR_EXPRESSION "backend ${name} reports no usable device \\(no ${runtime} device\\)[;] falling back to backend cpu_onednn.*backend cpu_onednn, scheduler fixed_window: 1 requests, 8 tokens")
 endforeach()
 
 # The runtime is static and cuBLAS is dlopen'd: loading the plugin needs no CUDA library.

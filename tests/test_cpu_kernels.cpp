@@ -217,9 +217,11 @@ struct MatmulResult {
 };
 
 // y = W x on cpu_onednn (with `params`) and cpu_ref; the bound per element.
+// pack: cpu_onednn multiplies by its weight_pack of W (*packed: whether it made one).
 MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface& ref,
                          const std::vector<sy_param>& params, uint32_t dtype, int64_t m, int64_t k,
-                         int64_t n, uint64_t seed, Expect expect) {
+                         int64_t n, uint64_t seed, Expect expect, bool pack = false,
+                         bool* packed = nullptr) {
   if (is_float(dtype)) expect = Expect::exact;
   Rng rng(seed);
   const std::vector<float> x = rng.vec(m * k, -2.0f, 2.0f), wf = rng.vec(k * n);
@@ -233,6 +235,7 @@ MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface&
     Handle h(b ? ref : onednn, b ? std::vector<sy_param>{} : params);
     EXPECT_EQ(h.status(), SY_OK);
     sy_tensor tx = h.make(x, {k, m}), tw = h.make(wq, {k, n}, dtype), ty = h.zeros({n, m});
+    if (pack && b == 0) tw = h.pack(tw, packed);
     EXPECT_EQ(h.api().matmul(h.get(), &tx, &tw, &ty), SY_OK) << h.error();
     (b ? r.ref : r.got) = h.read(ty);
   }
@@ -297,6 +300,84 @@ TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
                 within(matmul_both(*onednn_, *ref_, params, dtype, m, k, n, seed++, mode.expect)));
           }
     }
+}
+
+// weight_pack (ABI 1.4): the AVX-512 paths pack Q4_K matrices of 16 rows or more (groups of 16,
+// the rows past the last group plain); the others keep every weight plain. A packed W gives the
+// plain kernels' results: with the GEMV forced (M = 1..9, so passes of 4 rows and a rest), the
+// GEMM forced (its panels unpack the groups) and the default crossover, for N with and without
+// plain rows after the groups. Packing stays off with repack=0 and act_bits=16.
+TEST_F(CpuKernels, PackedQ4KWeightsMatchTheReferenceEveryM) {
+  const bool has_kernel = expected_path().rfind("avx512", 0) == 0;
+  struct Mode {
+    const char* gemv_max_m;
+    Expect expect;
+  };
+  uint64_t seed = 500;
+  for (const Mode& mode :
+       {Mode{"64", Expect::q8}, Mode{"0", Expect::exact}, Mode{nullptr, Expect::q8_or_exact}}) {
+    std::vector<sy_param> params;
+    if (mode.gemv_max_m) params.push_back({"gemv_max_m", mode.gemv_max_m});
+    for (int64_t k : {256, 768})
+      for (int64_t n : {16, 33, 77, 160})
+        for (int64_t m = 1; m <= 9; ++m) {
+          SCOPED_TRACE("M=" + std::to_string(m) + " K=" + std::to_string(k) +
+                       " N=" + std::to_string(n) +
+                       " gemv_max_m=" + (mode.gemv_max_m ? mode.gemv_max_m : "default"));
+          bool packed = false;
+          EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, SY_DTYPE_Q4_K, m, k, n, seed++,
+                                         mode.expect, true, &packed)));
+          EXPECT_EQ(packed, has_kernel);
+        }
+  }
+  for (const std::vector<sy_param>& params :
+       {std::vector<sy_param>{{"repack", "0"}}, std::vector<sy_param>{{"act_bits", "16"}}}) {
+    SCOPED_TRACE(std::string(params[0].key) + "=" + params[0].value);
+    bool packed = true;
+    matmul_both(*onednn_, *ref_, params, SY_DTYPE_Q4_K, 1, 256, 32, seed++, Expect::q8_or_exact,
+                true, &packed);
+    EXPECT_FALSE(packed);
+  }
+  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_Q8_0, SY_DTYPE_Q6_K}) {  // no packed layout
+    bool packed = true;
+    matmul_both(*onednn_, *ref_, {}, dtype, 1, 256, 32, seed++, Expect::q8_or_exact, true, &packed);
+    EXPECT_FALSE(packed) << sy::dtype::name(dtype);
+  }
+}
+
+// A packed weight is matmul's w only: reading, writing or mapping its buffer, or passing it to
+// another op, is refused by name; weight_pack refuses a NULL out and a 3-D tensor.
+TEST_F(CpuKernels, PackedWeightsAreRefusedOutsideMatmul) {
+  if (expected_path().rfind("avx512", 0) != 0) GTEST_SKIP() << "no packed layout on this path";
+  Handle h(*onednn_);
+  const int64_t k = 256, n = 32;
+  const std::vector<uint8_t> wq(sy::dtype::row_bytes(SY_DTYPE_Q4_K, k) * n, 0x11);
+  bool packed = false;
+  const sy_tensor plain = h.make(wq, {k, n}, SY_DTYPE_Q4_K), w = h.pack(plain, &packed);
+  ASSERT_TRUE(packed);
+  std::vector<uint8_t> bytes(16);
+  EXPECT_EQ(h.api().buffer_read(h.get(), w.buffer, 0, bytes.data(), bytes.size()),
+            SY_ERR_INVALID_ARG);
+  EXPECT_EQ(h.error(), "buffer_read: the buffer holds a packed weight");
+  EXPECT_EQ(h.api().buffer_write(h.get(), w.buffer, 0, bytes.data(), bytes.size()),
+            SY_ERR_INVALID_ARG);
+  EXPECT_EQ(h.error(), "buffer_write: the buffer holds a packed weight");
+  EXPECT_EQ(h.api().buffer_host_ptr(h.get(), w.buffer), nullptr);
+  EXPECT_EQ(h.error(), "buffer_host_ptr: the buffer holds a packed weight");
+  const int32_t ids[1] = {3};
+  sy_tensor dst = h.zeros({k, 1});
+  EXPECT_EQ(h.api().get_rows(h.get(), &w, ids, 1, &dst), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(h.error(),
+            "get_rows: table is a packed weight (weight_pack): only matmul's w may read it");
+  sy_buffer_t again = nullptr;
+  EXPECT_EQ(h.api().weight_pack(h.get(), &w, &again), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(h.error(),
+            "weight_pack: w is a packed weight (weight_pack): only matmul's w may read it");
+  EXPECT_EQ(h.api().weight_pack(h.get(), &plain, nullptr), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(h.error(), "weight_pack: out is NULL");
+  const sy_tensor cube = Handle::tensor(SY_DTYPE_Q4_K, plain.buffer, 0, {k, n / 2, 2});
+  EXPECT_EQ(h.api().weight_pack(h.get(), &cube, &again), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(h.error(), "weight_pack: w has ne[2]=2, expected 1");
 }
 
 // The 8-bit kernels are exact in their integer part: activations that are already whole

@@ -1,5 +1,7 @@
 #include "gemv_batch.h"
 
+#include "kernels/packed_q4k.h"
+
 #include <algorithm>
 
 namespace sy::cpu_onednn {
@@ -64,12 +66,20 @@ void GemvBatch::run(ThreadPool& pool, int64_t task_bytes) {
   }
   const int64_t rows = first[size_];
   const int64_t grain = std::max<int64_t>(1, task_bytes * rows / std::max<int64_t>(1, bytes));
-  pool.parallel_shares(rows, grain, [&](int64_t j0, int64_t j1, int) {
-    for (int i = 0; i < size_; ++i) {
-      const int64_t b = std::max(j0, first[i]), e = std::min(j1, first[i + 1]);
-      if (b < e) items_[i].fn(items_[i].a, b - first[i], e - first[i]);
-    }
-  });
+  // Whole groups of packed weights per chunk where the items' row offsets allow it (a packed
+  // kernel computes a split group twice).
+  int64_t align = kernels::kPackRows;
+  for (int i = 0; i < size_; ++i)
+    if (first[i] % kernels::kPackRows != 0) align = 1;
+  pool.parallel_shares(
+      rows, grain,
+      [&](int64_t j0, int64_t j1, int) {
+        for (int i = 0; i < size_; ++i) {
+          const int64_t b = std::max(j0, first[i]), e = std::min(j1, first[i + 1]);
+          if (b < e) items_[i].fn(items_[i].a, b - first[i], e - first[i]);
+        }
+      },
+      align);
   size_ = 0;
 }
 

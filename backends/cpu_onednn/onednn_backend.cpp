@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/packed_q4k.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::cpu_onednn {
@@ -35,10 +36,12 @@ OnednnBackend::OnednnBackend(const BackendOptions& opt)
     : threads_(opt.threads),
       gemv_max_m_(opt.gemv_max_m),
       act_bits_(opt.act_bits),
+      repack_(opt.repack),
       kernels_(kernels::table_for(opt.path)),
       pool_(opt.threads),
       gemm_(opt.threads),
-      panels_(opt.threads) {}
+      panels_(opt.threads),
+      plain_(opt.threads) {}
 
 int64_t OnednnBackend::gemv_max_m(uint32_t dtype) const {
   return gemv_max_m_ >= 0 ? gemv_max_m_ : default_gemv_max_m(dtype);
@@ -58,6 +61,16 @@ void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   gemm(x, w, y);
 }
 
+uint64_t OnednnBackend::packed_size(const Tensor& w) {
+  const kernels::GemvEntry* g = kernels_.find_gemv(w.dtype);
+  if (!repack_ || act_bits_ != 8 || !g || !g->fn8_packed || w.ne[1] < kernels::kPackRows) return 0;
+  return (uint64_t)(dtype::row_bytes(w.dtype, w.ne[0]) * w.ne[1]);
+}
+
+void OnednnBackend::pack_weight(const Tensor& w, void* dst) {
+  kernels::pack_q4k(w.bytes(), static_cast<uint8_t*>(dst), w.ne[0], w.ne[1]);
+}
+
 void OnednnBackend::flush() {
   gemvs_.run(pool_, kGemvTaskBytes);
 }
@@ -75,6 +88,7 @@ void OnednnBackend::queue_gemv(const kernels::GemvEntry& g, const Tensor& x, con
   a.row_bytes = dtype::row_bytes(w.dtype, k);
   a.y = y.f32(), a.ldy = n;
   const bool q8 = act_bits_ == 8 && g.fn8;
+  if (w.packed) a.packed_rows = n / kernels::kPackRows * kernels::kPackRows;
   const ActKey key{x.data, m, k, q8 ? g.act8 : g.act, q8 ? g.bias8 : 0};
   if (key.act != kernels::ActFormat::f32 && !gemvs_.share_acts(key, a)) {
     ActBuffers& buf = gemvs_.next_acts();
@@ -108,7 +122,7 @@ void OnednnBackend::queue_gemv(const kernels::GemvEntry& g, const Tensor& x, con
     a.d = buf.d.data();
     a.s = buf.s.data();
   }
-  gemvs_.add(q8 ? g.fn8 : g.fn, a, n, key, y);
+  gemvs_.add(w.packed ? g.fn8_packed : q8 ? g.fn8 : g.fn, a, n, key, y);
 }
 
 void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {
@@ -123,13 +137,22 @@ void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {
   if (!f32)
     for (auto& p : panels_) p.resize((size_t)(slice * k));
   const int64_t row_bytes = dtype::row_bytes(w.dtype, k);
+  // Packed groups (slices are whole groups: a multiple of 16 columns) go back to plain rows first.
+  const int64_t packed_rows = w.packed ? n / kernels::kPackRows * kernels::kPackRows : 0;
+  if (packed_rows)
+    for (auto& p : plain_) p.resize((size_t)(kernels::kPackRows * row_bytes));
   pool_.run(tasks, [&](int64_t t, int thread) {
     const int64_t j0 = t * slice, cols = std::min(slice, n - j0);
     const float* wp = f32 ? w.f32() + j0 * k : panels_[thread].data();
-    if (!f32)
-      for (int64_t j = 0; j < cols; ++j)
-        kernels_.dequant_row(w.dtype, w.bytes() + (j0 + j) * row_bytes,
-                             panels_[thread].data() + j * k, k);
+    for (int64_t j = 0; !f32 && j < cols; ++j) {
+      const int64_t row = j0 + j;
+      const uint8_t* src = w.bytes() + row * row_bytes;
+      if (row < packed_rows) {
+        if (row % kernels::kPackRows == 0) kernels::unpack_q4k_group(src, k, plain_[thread].data());
+        src = plain_[thread].data() + (row % kernels::kPackRows) * row_bytes;
+      }
+      kernels_.dequant_row(w.dtype, src, panels_[thread].data() + j * k, k);
+    }
     gemm_[thread].run(m, k, cols, n, x.f32(), wp, y.f32() + j0);
   });
 }

@@ -24,6 +24,10 @@ class OnednnBackend final : public plugin::Backend {
 
   SY_BACKEND_OP_OVERRIDES;
   void flush() override;  // runs the queued GEMVs
+  // Q4_K matrices of at least one whole group, on a path with their packed kernel (8-bit
+  // activations): kernels/packed_q4k.h; everything else stays plain.
+  uint64_t packed_size(const Tensor& w) override;
+  void pack_weight(const Tensor& w, void* dst) override;
 
  private:
   // Runs body(i) for i in [0, n): on the pool when `parallel` (the op is large enough to pay
@@ -45,11 +49,13 @@ class OnednnBackend final : public plugin::Backend {
   const int threads_;
   const int gemv_max_m_;
   const int act_bits_;
+  const bool repack_;
   const kernels::KernelTable& kernels_;
   ThreadPool pool_;
-  std::vector<GemmCache> gemm_;             // per pool thread: single-threaded primitives
-  std::vector<std::vector<float>> panels_;  // per pool thread: a dequantised slice of W
-  GemvBatch gemvs_;                         // decode GEMVs not run yet
+  std::vector<GemmCache> gemm_;              // per pool thread: single-threaded primitives
+  std::vector<std::vector<float>> panels_;   // per pool thread: a dequantised slice of W
+  std::vector<std::vector<uint8_t>> plain_;  // per pool thread: a packed group's plain rows
+  GemvBatch gemvs_;                          // decode GEMVs not run yet
   struct AttnItem {
     uint32_t seq;
     int64_t t0, count, kv_head;  // tokens [t0, t0 + count) of the batch, one KV head

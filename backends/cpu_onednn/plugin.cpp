@@ -64,11 +64,13 @@ std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
   opt.act_bits = sy::plugin::int_param(params, "act_bits", 8, 8, 16);
   if (opt.act_bits != 8 && opt.act_bits != 16)
     throw sy::plugin::PluginError(SY_ERR_INVALID_ARG, "act_bits must be 8 or 16");
+  // 0: weight_pack keeps every weight plain (to measure what the packed layouts bring).
+  opt.repack = sy::plugin::int_param(params, "repack", 1, 0, 1) == 1;
   pin_openmp_runtime();
   return sy::cpu_onednn::make_backend(opt);
 }
 
-const char* const kKnownParams[] = {"threads", "gemv_max_m", "act_bits", nullptr};
+const char* const kKnownParams[] = {"threads", "gemv_max_m", "act_bits", "repack", nullptr};
 
 SY_PLUGIN_NOTE(SY_PLUGIN_BACKEND, "cpu_onednn", "0.1.0", SY_CAP_ZERO_COPY_HOST,
                SY_ONEDNN_DESCRIPTION);

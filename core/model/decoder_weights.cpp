@@ -40,6 +40,14 @@ class Binder {
     return l;
   }
 
+  // A projection that only matmul reads, whole (not split into rows): in the backend's layout.
+  Linear packed_linear(const std::string& base, int64_t in, int64_t out, bool bias_allowed,
+                       bool scale_applied, bool bias_first) {
+    Linear l = linear(base, in, out, bias_allowed, scale_applied, bias_first);
+    l.w = w_.matmul_only(l.w);
+    return l;
+  }
+
   // `base`.scale {1}: its value when the graph applies it, else accepted and listed.
   float scale(const std::string& base, bool applied) {
     if (applied) return w_.scalar(base + ".scale").value_or(1.0f);
@@ -76,11 +84,11 @@ class Binder {
         a.v.bias = WeightMap::span(qkv.bias, Q + KV, KV);
       }
     } else {
-      a.q = linear(b + "attn_q", E, Q, rules_.qkv_bias, true, false);
-      a.k = linear(b + "attn_k", E, KV, rules_.qkv_bias, true, false);
-      a.v = linear(b + "attn_v", E, KV, rules_.qkv_bias, true, false);
+      a.q = packed_linear(b + "attn_q", E, Q, rules_.qkv_bias, true, false);
+      a.k = packed_linear(b + "attn_k", E, KV, rules_.qkv_bias, true, false);
+      a.v = packed_linear(b + "attn_v", E, KV, rules_.qkv_bias, true, false);
     }
-    a.o = linear(b + "attn_output", Q, E, rules_.out_bias, true, false);
+    a.o = packed_linear(b + "attn_output", Q, E, rules_.out_bias, true, false);
   }
 
   void ssm(const std::string& b, SsmWeights& s) {
@@ -106,16 +114,16 @@ class Binder {
     s.dt_b = &f32(b + "ssm_dt.bias", {DI});
     s.a = &f32(b + "ssm_a", {S, DI});
     s.d = &f32(b + "ssm_d", {DI});
-    s.out = linear(b + "ssm_out", DI, E, false, rules_.ssm_scale_applied, false);
+    s.out = packed_linear(b + "ssm_out", DI, E, false, rules_.ssm_scale_applied, false);
   }
 
   void ffn(const std::string& b, FfnKind kind, FfnWeights& w) {
     const int64_t E = hp_.n_embd, F = hp_.n_ff, X = hp_.n_expert;
     if (kind == FfnKind::dense) {  // build_ffn: add the bias, then scale
       const bool bias = rules_.ffn_bias, applied = rules_.ffn_scale_applied;
-      w.gate = linear(b + "ffn_gate", E, F, bias, applied, true);
-      w.up = linear(b + "ffn_up", E, F, bias, applied, true);
-      w.down = linear(b + "ffn_down", F, E, bias, applied, true);
+      w.gate = packed_linear(b + "ffn_gate", E, F, bias, applied, true);
+      w.up = packed_linear(b + "ffn_up", E, F, bias, applied, true);
+      w.down = packed_linear(b + "ffn_down", F, E, bias, applied, true);
       return;
     }
     w.exps.gate_inp = &f32(b + "ffn_gate_inp.weight", {E, X});
@@ -169,6 +177,7 @@ DecoderWeights bind_weights(WeightMap& weights, const gguf::File& file, const Ar
   out.tok_embd = &bind.matrix("token_embd.weight", {E, V});
   out.out_norm = &bind.f32("output_norm.weight", {E});
   out.output = hp.tied_output ? out.tok_embd : &bind.matrix("output.weight", {E, V});
+  if (!hp.tied_output) out.output = &weights.matmul_only(*out.output);
   if (arch.tensors.rope_freqs)
     out.rope_freqs = weights.find("rope_freqs.weight", {hp.rope.n_rot / 2}, WeightMap::Kind::f32);
   uint32_t n_attn = 0, n_recr = 0, n_moe = 0;

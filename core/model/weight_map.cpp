@@ -61,6 +61,18 @@ const sy_tensor* WeightMap::find(const std::string& name, std::initializer_list<
   return owned_.back().get();
 }
 
+const sy_tensor& WeightMap::matmul_only(const sy_tensor& t) {
+  if (!backend_.api().weight_pack) return t;
+  sy_buffer_t out = nullptr;
+  backend_.weight_pack(&t, &out);
+  if (!out) return t;
+  const uint64_t bytes = dtype::row_bytes(t.dtype, t.ne[0]) * static_cast<uint64_t>(t.ne[1]);
+  packed_.push_back(std::make_unique<Buffer>(&backend_, out, bytes));
+  owned_.push_back(
+      std::make_unique<sy_tensor>(make_tensor(*packed_.back(), t.dtype, {t.ne[0], t.ne[1]})));
+  return *owned_.back();
+}
+
 std::optional<float> WeightMap::scalar(const std::string& name) {
   const gguf::TensorInfo* t = file_.find_tensor(name);
   if (!t) return std::nullopt;

@@ -33,6 +33,9 @@ class WeightMap {
   const sy_tensor& get(const std::string& name, std::initializer_list<int64_t> ne, Kind kind);
   // nullptr when the file has no such tensor.
   const sy_tensor* find(const std::string& name, std::initializer_list<int64_t> ne, Kind kind);
+  // A matrix the model passes only to matmul, whole: the backend's own layout of it where it
+  // has one (weight_pack, ABI 1.4; the map keeps the new buffer and tensor), else t itself.
+  const sy_tensor& matmul_only(const sy_tensor& t);
   // Rows [r0, r0 + n) of a 2-D matrix: a split of a fused projection (ssm_in -> x | z).
   static sy_tensor rows(const sy_tensor& t, int64_t r0, int64_t n);
   // Values [i0, i0 + n) of an F32 vector: a split of a fused bias.
@@ -51,6 +54,7 @@ class WeightMap {
   const gguf::File& file_;
   Backend& backend_;
   std::unique_ptr<Buffer> buf_;
+  std::vector<std::unique_ptr<Buffer>> packed_;  // weight_pack results
   const uint8_t* base_ = nullptr;
   std::vector<std::unique_ptr<sy_tensor>> owned_;
   std::set<std::string, std::less<>> used_;

@@ -104,7 +104,9 @@ void* buffer_host_ptr(sy_backend_t handle, sy_buffer_t buffer) {
   void* p = nullptr;
   guarded(handle, "buffer_host_ptr", [&](Backend& be) {
     be.flush();  // the caller may read through the pointer at once
-    p = live_buffer(be, "buffer_host_ptr", buffer)->data;
+    Buffer* b = live_buffer(be, "buffer_host_ptr", buffer);
+    if (b->packed) fail(SY_ERR_INVALID_ARG, "buffer_host_ptr: the buffer holds a packed weight");
+    p = b->data;
   });
   return p;
 }
@@ -181,6 +183,24 @@ SY_RUN_ARGS_OP(rope_ext, sy_rope_ext_args)
 SY_RUN_ARGS_OP(bias_scale, sy_bias_scale_args)
 #undef SY_RUN_ARGS_OP
 
+// A new owned, 64-byte aligned buffer marked packed, or none when the backend keeps w as it is.
+void weight_pack(Backend& be, const sy_tensor* w, sy_buffer_t* out) {
+  const Tensor t = checks::weight_pack(be, w, out);
+  const uint64_t size = be.packed_size(t);
+  if (size == 0) return;
+  void* p = size <= UINT64_MAX - 64 ? std::aligned_alloc(64, (size + 63) / 64 * 64) : nullptr;
+  if (!p) fail(SY_ERR_OUT_OF_MEMORY, "weight_pack: cannot allocate %" PRIu64 " bytes", size);
+  try {
+    be.pack_weight(t, p);
+    Buffer* b = add_buffer(be, p, size, true);
+    b->packed = true;
+    *out = handle_of(b);
+  } catch (...) {
+    std::free(p);
+    throw;
+  }
+}
+
 }  // namespace run
 
 #define SY_EXPAND(...) __VA_ARGS__
@@ -220,6 +240,7 @@ void check_range(const char* op, const Buffer& b, uint64_t offset, uint64_t size
 Buffer* transfer_buffer(Backend& be, const char* op, sy_buffer_t handle, const void* host,
                         const char* host_name, uint64_t offset, uint64_t size) {
   Buffer* b = live_buffer(be, op, handle);
+  if (b->packed) fail(SY_ERR_INVALID_ARG, "%s: the buffer holds a packed weight", op);
   if (!host && size > 0) fail(SY_ERR_INVALID_ARG, "%s: %s is NULL", op, host_name);
   check_range(op, *b, offset, size);
   return b;

@@ -38,5 +38,11 @@ void Backend::rope_ext(const RopeExtOp&) {
 void Backend::bias_scale(const BiasScaleOp&) {
   unsupported(*this, "bias_scale");
 }
+uint64_t Backend::packed_size(const Tensor&) {
+  return 0;
+}
+void Backend::pack_weight(const Tensor&, void*) {
+  unsupported(*this, "weight_pack");
+}
 
 }  // namespace sy::plugin

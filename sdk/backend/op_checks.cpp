@@ -60,12 +60,14 @@ class Checker {
   }
 
   // A weight tensor of any dtype the backend accepts; `label` names it in the dtype message.
-  Tensor weight(const char* name, const char* label, const sy_tensor* t) const {
+  // packed_ok: it may be a weight_pack result (matmul's w only).
+  Tensor weight(const char* name, const char* label, const sy_tensor* t,
+                bool packed_ok = false) const {
     header(name, t);
     const uint64_t mask = be_.desc ? be_.desc->weight_dtypes : 0;
     if (t->dtype >= 64 || !((mask >> t->dtype) & 1u) || !dtype::is_known(t->dtype))
       fail(SY_ERR_UNSUPPORTED, "%s dtype %u not supported", label, t->dtype);
-    return resolve(name, t);
+    return resolve(name, t, packed_ok);
   }
 
   void same(const char* an, const Tensor& a, int i, const char* bn, const Tensor& b, int j) const {
@@ -116,7 +118,7 @@ class Checker {
            sizeof(sy_tensor));
   }
 
-  Tensor resolve(const char* name, const sy_tensor* t) const {
+  Tensor resolve(const char* name, const sy_tensor* t, bool packed_ok = false) const {
     for (int i = 0; i < 4; ++i)
       if (t->ne[i] < 0)
         fail(SY_ERR_INVALID_ARG, "%s has ne[%d]=%" PRId64 ", expected >= 0", name, i, t->ne[i]);
@@ -129,6 +131,9 @@ class Checker {
     auto* buf = reinterpret_cast<Buffer*>(t->buffer);
     if (!be_.buffers.count(buf))
       fail(SY_ERR_INVALID_ARG, "%s buffer is not a live buffer of this backend", name);
+    if (buf->packed && !packed_ok)
+      fail(SY_ERR_INVALID_ARG, "%s is a packed weight (weight_pack): only matmul's w may read it",
+           name);
     // 128-bit arithmetic so that absurd shapes report a range error instead of wrapping.
     unsigned __int128 bytes =
         (unsigned __int128)(t->ne[0] / be) * (uint64_t)dtype::block_bytes(t->dtype);
@@ -140,6 +145,7 @@ class Checker {
     Tensor out;
     out.dtype = t->dtype;
     out.data = static_cast<uint8_t*>(buf->data) + t->offset;
+    out.packed = buf->packed;
     for (int i = 0; i < 4; ++i) out.ne[i] = t->ne[i];
     // Kernels use typed pointers; a misaligned float* is undefined behaviour in C++.
     const unsigned align = t->dtype == SY_DTYPE_F32 || t->dtype == SY_DTYPE_I32 ? 4 : 2;
@@ -203,7 +209,7 @@ GetRowsArgs get_rows(const Backend& be, const sy_tensor* table, const int32_t* i
 
 MatmulArgs matmul(const Backend& be, const sy_tensor* x, const sy_tensor* w, const sy_tensor* y) {
   Checker c(be, "matmul");
-  MatmulArgs a{c.f32("x", x), c.weight("w", "weight", w), c.f32("y", y)};
+  MatmulArgs a{c.f32("x", x), c.weight("w", "weight", w, true), c.f32("y", y)};
   c.same("x", a.x, 0, "w", a.w, 0);
   c.at_most_2d("w", a.w);
   c.same("y", a.y, 0, "w", a.w, 1);
@@ -211,6 +217,15 @@ MatmulArgs matmul(const Backend& be, const sy_tensor* x, const sy_tensor* w, con
   c.disjoint("y", a.y, "x", a.x);
   c.disjoint("y", a.y, "w", a.w);
   return a;
+}
+
+Tensor weight_pack(const Backend& be, const sy_tensor* w, sy_buffer_t* out) {
+  Checker c(be, "weight_pack");
+  if (!out) c.fail(SY_ERR_INVALID_ARG, "out is NULL");
+  *out = nullptr;
+  const Tensor t = c.weight("w", "weight", w);
+  c.at_most_2d("w", t);
+  return t;
 }
 
 RmsNormArgs rms_norm(const Backend& be, const sy_tensor* x, const sy_tensor* w, float eps,

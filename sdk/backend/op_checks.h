@@ -25,6 +25,8 @@ struct UnaryArgs {
 GetRowsArgs get_rows(const Backend& be, const sy_tensor* table, const int32_t* ids, uint32_t n,
                      const sy_tensor* dst);
 MatmulArgs matmul(const Backend& be, const sy_tensor* x, const sy_tensor* w, const sy_tensor* y);
+// A weight (at most 2-D, not itself packed) and a non-NULL out, which it sets to NULL.
+Tensor weight_pack(const Backend& be, const sy_tensor* w, sy_buffer_t* out);
 RmsNormArgs rms_norm(const Backend& be, const sy_tensor* x, const sy_tensor* w, float eps,
                      const sy_tensor* y);
 Tensor rope(const Backend& be, const sy_tensor* x, const int32_t* pos, uint32_t n_rot,

@@ -318,6 +318,17 @@ typedef struct sy_backend_iface {
    * `.scale` multipliers) is refused on a backend without them, naming the op. */
   sy_status (*rope_ext)(sy_backend_t backend, const sy_rope_ext_args* args);
   sy_status (*bias_scale)(sy_backend_t backend, const sy_bias_scale_args* args);
+
+  /* ---- since 1.4 ---- */
+  /* Optional: offers a weight that from now on is only ever the w operand of matmul, for a
+   * layout of the backend's own (llama.cpp's repacked CPU weights: rows interleaved so that one
+   * vector load feeds several rows). On SY_OK with *out set, the backend wrote w's values in its
+   * layout into the new buffer *out, owned by the caller (buffer_free); the caller then passes
+   * {*out, offset 0, w's dtype and shape} as matmul's w, which gives w's results within the
+   * dtype's tolerance. Such a buffer may not be read, written, mapped (buffer_host_ptr is NULL)
+   * or given to any other op: each refuses it with SY_ERR_INVALID_ARG. *out = NULL: the backend
+   * has no layout of its own for w; keep using w. w itself is left as it was. */
+  sy_status (*weight_pack)(sy_backend_t backend, const sy_tensor* w, sy_buffer_t* out);
 } sy_backend_iface;
 
 /* Size of the 1.0 table: a plugin built against 1.0 reports this struct_size. */

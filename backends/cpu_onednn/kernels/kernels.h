@@ -59,6 +59,8 @@ struct GemvArgs {
   int64_t ldy;
   // fn8 of an entry with bias8: m rows of k / 4 starts of its dot products' lanes (bias_starts)
   const int32_t* bias8;
+  // fn8_packed: rows [0, packed_rows) are packed groups (packed_q4k.h), the rest plain
+  int64_t packed_rows;
 };
 
 // Output rows [j0, j1) for every activation row.
@@ -80,6 +82,9 @@ struct GemvEntry {
   // dot product's lanes at GemvArgs::bias8: three vector operations a block fewer than the
   // sign trick (Q4_0, one thread: AVX2 1.08x, AVX-512 VNNI 1.02x). 0: no bias, no starts.
   int bias8;
+  // fn8 on weights in the packed layout (packed_q4k.h), or null: this path does not pack the
+  // dtype (the backend then leaves its weights plain).
+  GemvFn fn8_packed = nullptr;
 };
 
 // One step of flash attention: a tile of query rows (tokens x heads of one KV head) against a

@@ -23,6 +23,7 @@ struct Tensor {
   uint32_t dtype = SY_DTYPE_F32;
   void* data = nullptr;
   int64_t ne[4] = {1, 1, 1, 1};
+  bool packed = false;  // in the backend's own layout (weight_pack): only ever matmul's w
 
   int64_t rows() const { return ne[1] * ne[2] * ne[3]; }
   int64_t nelements() const { return ne[0] * rows(); }
@@ -98,6 +99,7 @@ struct Buffer {
   void* data;
   uint64_t size;
   bool owned;
+  bool packed = false;  // a weight_pack result: only matmul's w may read it
 };
 
 struct PluginDesc;
@@ -130,6 +132,11 @@ class Backend {
   // 1.3 model ops (always in the table; the defaults refuse, naming the op and the plugin).
   virtual void rope_ext(const RopeExtOp& op);
   virtual void bias_scale(const BiasScaleOp& op);
+  // 1.4 weight_pack: the bytes of w in a layout of this backend's own, or 0 when it has none for
+  // w (the default: weight_pack then returns no buffer); pack_weight writes them to dst (64-byte
+  // aligned). matmul then receives such a w with Tensor::packed set.
+  virtual uint64_t packed_size(const Tensor& w);
+  virtual void pack_weight(const Tensor& w, void* dst);
   // Completes what earlier ops deferred: a backend may queue matmuls (the ABI promises results
   // only after synchronize) and run them together. The shared layer calls it before every other
   // op, buffer access, synchronize and buffer_free, so queued matmuls never outlive their inputs

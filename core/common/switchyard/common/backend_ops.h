@@ -36,12 +36,13 @@
   X(moe_combine, kMoe, (const sy_tensor* x, const sy_tensor* weights, const sy_tensor* y),        \
     (x, weights, y))                                                                              \
   X(rope_ext, kRopeExt, (const sy_rope_ext_args* args), (args))                                   \
-  X(bias_scale, kBiasScale, (const sy_bias_scale_args* args), (args))
+  X(bias_scale, kBiasScale, (const sy_bias_scale_args* args), (args))                             \
+  X(weight_pack, kOptional, (const sy_tensor* w, sy_buffer_t* out), (w, out))
 
 // The memory and sync entries every backend must have besides the required ops.
 #define SY_BACKEND_REQUIRED_ENTRIES(X) X(buffer_write) X(buffer_read) X(synchronize)
 
-#define SY_BACKEND_OP_LAST bias_scale  // the table's last member (a static_assert checks it)
+#define SY_BACKEND_OP_LAST weight_pack  // the table's last member (a static_assert checks it)
 
 namespace sy {
 
