@@ -305,7 +305,8 @@ TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
 // weight_pack (ABI 1.4): the AVX-512 paths pack Q4_K matrices of 16 rows or more (groups of 16,
 // the rows past the last group plain); the others keep every weight plain. A packed W gives the
 // plain kernels' results: with the GEMV forced (M = 1..9, so passes of 4 rows and a rest), the
-// GEMM forced (its panels unpack the groups) and the default crossover, for N with and without
+// GEMM forced (its panels dequantise the groups to the plain rows' values, bit for bit) and the
+// default crossover, for N with and without
 // plain rows after the groups. Packing stays off with repack=0 and act_bits=16.
 TEST_F(CpuKernels, PackedQ4KWeightsMatchTheReferenceEveryM) {
   const bool has_kernel = expected_path().rfind("avx512", 0) == 0;
@@ -325,9 +326,15 @@ TEST_F(CpuKernels, PackedQ4KWeightsMatchTheReferenceEveryM) {
                        " N=" + std::to_string(n) +
                        " gemv_max_m=" + (mode.gemv_max_m ? mode.gemv_max_m : "default"));
           bool packed = false;
-          EXPECT_TRUE(within(matmul_both(*onednn_, *ref_, params, SY_DTYPE_Q4_K, m, k, n, seed++,
-                                         mode.expect, true, &packed)));
+          const MatmulResult r = matmul_both(*onednn_, *ref_, params, SY_DTYPE_Q4_K, m, k, n, seed,
+                                             mode.expect, true, &packed);
+          EXPECT_TRUE(within(r));
           EXPECT_EQ(packed, has_kernel);
+          if (mode.expect == Expect::exact)  // the GEMM's panels: the plain rows' values exactly
+            EXPECT_EQ(r.got, matmul_both(*onednn_, *ref_, params, SY_DTYPE_Q4_K, m, k, n, seed,
+                                         mode.expect)
+                                 .got);
+          ++seed;
         }
   }
   for (const std::vector<sy_param>& params :

@@ -40,8 +40,7 @@ OnednnBackend::OnednnBackend(const BackendOptions& opt)
       kernels_(kernels::table_for(opt.path)),
       pool_(opt.threads),
       gemm_(opt.threads),
-      panels_(opt.threads),
-      plain_(opt.threads) {}
+      panels_(opt.threads) {}
 
 int64_t OnednnBackend::gemv_max_m(uint32_t dtype) const {
   return gemv_max_m_ >= 0 ? gemv_max_m_ : default_gemv_max_m(dtype);
@@ -63,7 +62,9 @@ void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
 
 uint64_t OnednnBackend::packed_size(const Tensor& w) {
   const kernels::GemvEntry* g = kernels_.find_gemv(w.dtype);
-  if (!repack_ || act_bits_ != 8 || !g || !g->fn8_packed || w.ne[1] < kernels::kPackRows) return 0;
+  if (!repack_ || act_bits_ != 8 || !g || !g->fn8_packed || !g->dequant_packed ||
+      w.ne[1] < kernels::kPackRows)
+    return 0;
   return (uint64_t)(dtype::row_bytes(w.dtype, w.ne[0]) * w.ne[1]);
 }
 
@@ -137,21 +138,20 @@ void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {
   if (!f32)
     for (auto& p : panels_) p.resize((size_t)(slice * k));
   const int64_t row_bytes = dtype::row_bytes(w.dtype, k);
-  // Packed groups (slices are whole groups: a multiple of 16 columns) go back to plain rows first.
+  // Rows of packed groups dequantise from the group (packed_q4k.h), the others from their row.
   const int64_t packed_rows = w.packed ? n / kernels::kPackRows * kernels::kPackRows : 0;
-  if (packed_rows)
-    for (auto& p : plain_) p.resize((size_t)(kernels::kPackRows * row_bytes));
+  const kernels::GemvEntry* g = w.packed ? kernels_.find_gemv(w.dtype) : nullptr;
   pool_.run(tasks, [&](int64_t t, int thread) {
     const int64_t j0 = t * slice, cols = std::min(slice, n - j0);
     const float* wp = f32 ? w.f32() + j0 * k : panels_[thread].data();
     for (int64_t j = 0; !f32 && j < cols; ++j) {
       const int64_t row = j0 + j;
-      const uint8_t* src = w.bytes() + row * row_bytes;
-      if (row < packed_rows) {
-        if (row % kernels::kPackRows == 0) kernels::unpack_q4k_group(src, k, plain_[thread].data());
-        src = plain_[thread].data() + (row % kernels::kPackRows) * row_bytes;
-      }
-      kernels_.dequant_row(w.dtype, src, panels_[thread].data() + j * k, k);
+      float* dst = panels_[thread].data() + j * k;
+      if (row < packed_rows)
+        g->dequant_packed(w.bytes() + (row - row % kernels::kPackRows) * row_bytes, k,
+                          (int)(row % kernels::kPackRows), dst);
+      else
+        kernels_.dequant_row(w.dtype, w.bytes() + row * row_bytes, dst, k);
     }
     gemm_[thread].run(m, k, cols, n, x.f32(), wp, y.f32() + j0);
   });

@@ -52,10 +52,9 @@ class OnednnBackend final : public plugin::Backend {
   const bool repack_;
   const kernels::KernelTable& kernels_;
   ThreadPool pool_;
-  std::vector<GemmCache> gemm_;              // per pool thread: single-threaded primitives
-  std::vector<std::vector<float>> panels_;   // per pool thread: a dequantised slice of W
-  std::vector<std::vector<uint8_t>> plain_;  // per pool thread: a packed group's plain rows
-  GemvBatch gemvs_;                          // decode GEMVs not run yet
+  std::vector<GemmCache> gemm_;             // per pool thread: single-threaded primitives
+  std::vector<std::vector<float>> panels_;  // per pool thread: a dequantised slice of W
+  GemvBatch gemvs_;                         // decode GEMVs not run yet
   struct AttnItem {
     uint32_t seq;
     int64_t t0, count, kv_head;  // tokens [t0, t0 + count) of the batch, one KV head

@@ -85,6 +85,8 @@ struct GemvEntry {
   // fn8 on weights in the packed layout (packed_q4k.h), or null: this path does not pack the
   // dtype (the backend then leaves its weights plain).
   GemvFn fn8_packed = nullptr;
+  // Row `row` of a packed group as F32, as dequant gives the plain row (the GEMM's panels).
+  void (*dequant_packed)(const uint8_t* group, int64_t k, int row, float* dst) = nullptr;
 };
 
 // One step of flash attention: a tile of query rows (tokens x heads of one KV head) against a

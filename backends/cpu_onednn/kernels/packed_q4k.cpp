@@ -31,15 +31,6 @@ constexpr WordPlace place_of(int v) {
 }
 constexpr uint32_t kLow4 = 0x0F0F0F0Fu;
 
-// The plain 12-byte scales of 8 six-bit scales and mins (unpack_scale_min_k4's inverse).
-void pack_scales(const int (&sc)[8], const int (&mn)[8], uint8_t (&out)[12]) {
-  for (int s = 0; s < 4; ++s) {
-    out[s] = (uint8_t)((sc[s] & 63) | (sc[s + 4] >> 4) << 6);
-    out[s + 4] = (uint8_t)((mn[s] & 63) | (mn[s + 4] >> 4) << 6);
-    out[s + 8] = (uint8_t)((sc[s + 4] & 15) | (mn[s + 4] & 15) << 4);
-  }
-}
-
 }  // namespace
 
 void pack_q4k(const uint8_t* src, uint8_t* dst, int64_t k, int64_t n) {
@@ -71,35 +62,6 @@ void pack_q4k(const uint8_t* src, uint8_t* dst, int64_t k, int64_t n) {
     }
   const int64_t plain = groups * kPackRows * row_bytes;
   std::memcpy(dst + plain, src + plain, (size_t)(n * row_bytes - plain));
-}
-
-void unpack_q4k_group(const uint8_t* group, int64_t k, uint8_t* rows) {
-  const int64_t nb = k / kSuper, row_bytes = nb * (int64_t)sizeof(BlockQ4K);
-  for (int64_t ib = 0; ib < nb; ++ib) {
-    const uint8_t* in = group + ib * kPackBlockBytes;
-    for (int r = 0; r < kPackRows; ++r) {
-      BlockQ4K b{};
-      std::memcpy(&b.d, in + kPackD + 2 * r, 2);
-      std::memcpy(&b.dmin, in + kPackDmin + 2 * r, 2);
-      int sc[8], mn[8];
-      for (int s = 0; s < 8; ++s) {
-        const int lo = in[kPackScaleLo + 16 * s + r];
-        const int hi = in[kPackScaleHi + 16 * (s % 4) + r] >> 4 * (s / 4);
-        sc[s] = (lo & 15) | (hi & 3) << 4;
-        mn[s] = (lo >> 4) | (hi >> 2 & 3) << 4;
-      }
-      pack_scales(sc, mn, b.scales);
-      for (int v = 0; v < 32; ++v) {
-        if (place_of(v).shift) continue;  // taken with its partner below
-        const WordPlace w = place_of(v);
-        const uint32_t a = u32_at(in + kPackQs + 64 * v + 4 * r);
-        const uint32_t c = u32_at(in + kPackQs + 64 * (v + 8) + 4 * r);  // the upper nibbles
-        put_u32(b.qs + w.lo, (a & kLow4) | (c & kLow4) << 4);
-        put_u32(b.qs + w.lo + 64, (a >> 4 & kLow4) | (c & ~kLow4));
-      }
-      std::memcpy(rows + r * row_bytes + ib * sizeof(BlockQ4K), &b, sizeof b);
-    }
-  }
 }
 
 }  // namespace sy::cpu_onednn::kernels

@@ -23,7 +23,5 @@ constexpr int kPackD = 0, kPackDmin = 32, kPackScaleLo = 64, kPackScaleHi = 192,
 // Rows [0, n) of a plain Q4_K matrix of k values a row (k % 256 == 0) into dst (the same size),
 // packed as above.
 void pack_q4k(const uint8_t* src, uint8_t* dst, int64_t k, int64_t n);
-// One packed group back to its 16 plain rows (16 * row bytes).
-void unpack_q4k_group(const uint8_t* group, int64_t k, uint8_t* rows);
 
 }  // namespace sy::cpu_onednn::kernels
