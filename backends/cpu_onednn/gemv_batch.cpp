@@ -67,10 +67,13 @@ void GemvBatch::run(ThreadPool& pool, int64_t task_bytes) {
   const int64_t rows = first[size_];
   const int64_t grain = std::max<int64_t>(1, task_bytes * rows / std::max<int64_t>(1, bytes));
   // Whole groups of packed weights per chunk where the items' row offsets allow it (a packed
-  // kernel computes a split group twice).
-  int64_t align = kernels::kPackRows;
-  for (int i = 0; i < size_; ++i)
-    if (first[i] % kernels::kPackRows != 0) align = 1;
+  // kernel computes a split group whole); plain batches keep their row-exact chunks.
+  bool packed = false, aligned = true;
+  for (int i = 0; i < size_; ++i) {
+    packed = packed || items_[i].a.packed_rows > 0;
+    aligned = aligned && first[i] % kernels::kPackRows == 0;
+  }
+  const int64_t align = packed && aligned ? kernels::kPackRows : 1;
   pool.parallel_shares(
       rows, grain,
       [&](int64_t j0, int64_t j1, int) {

@@ -89,7 +89,7 @@ void OnednnBackend::queue_gemv(const kernels::GemvEntry& g, const Tensor& x, con
   a.row_bytes = dtype::row_bytes(w.dtype, k);
   a.y = y.f32(), a.ldy = n;
   const bool q8 = act_bits_ == 8 && g.fn8;
-  if (w.packed) a.packed_rows = n / kernels::kPackRows * kernels::kPackRows;
+  if (w.packed) a.packed_rows = kernels::packed_rows(n);
   const ActKey key{x.data, m, k, q8 ? g.act8 : g.act, q8 ? g.bias8 : 0};
   if (key.act != kernels::ActFormat::f32 && !gemvs_.share_acts(key, a)) {
     ActBuffers& buf = gemvs_.next_acts();
@@ -139,7 +139,7 @@ void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {
     for (auto& p : panels_) p.resize((size_t)(slice * k));
   const int64_t row_bytes = dtype::row_bytes(w.dtype, k);
   // Rows of packed groups dequantise from the group (packed_q4k.h), the others from their row.
-  const int64_t packed_rows = w.packed ? n / kernels::kPackRows * kernels::kPackRows : 0;
+  const int64_t packed_rows = w.packed ? kernels::packed_rows(n) : 0;
   const kernels::GemvEntry* g = w.packed ? kernels_.find_gemv(w.dtype) : nullptr;
   pool_.run(tasks, [&](int64_t t, int thread) {
     const int64_t j0 = t * slice, cols = std::min(slice, n - j0);

@@ -60,19 +60,26 @@ sy_status device_info(sy_backend_t handle, sy_device_info* out) {
   });
 }
 
+// A new owned buffer of `size` bytes, 64-byte aligned, the size rounded up as aligned_alloc
+// requires (one line for size 0); fill(data) runs before it is registered. Errors name `op`.
+template <class Fill>
+Buffer* add_owned_buffer(Backend& be, const char* op, uint64_t size, Fill&& fill) {
+  const uint64_t bytes = size == 0 ? 64 : (size + 63) / 64 * 64;
+  void* p = size <= UINT64_MAX - 64 ? std::aligned_alloc(64, bytes) : nullptr;
+  if (!p) fail(SY_ERR_OUT_OF_MEMORY, "%s: cannot allocate %" PRIu64 " bytes", op, size);
+  try {
+    fill(p);
+    return add_buffer(be, p, size, true);
+  } catch (...) {
+    std::free(p);
+    throw;
+  }
+}
+
 sy_status buffer_alloc(sy_backend_t handle, uint64_t size, sy_buffer_t* out) {
   return guarded(handle, "buffer_alloc", [&](Backend& be) {
     if (!out) fail(SY_ERR_INVALID_ARG, "buffer_alloc: out is NULL");
-    // 64-byte aligned, the size rounded up as aligned_alloc requires (one line for size 0).
-    const uint64_t bytes = size == 0 ? 64 : (size + 63) / 64 * 64;
-    void* p = size <= UINT64_MAX - 64 ? std::aligned_alloc(64, bytes) : nullptr;
-    if (!p) fail(SY_ERR_OUT_OF_MEMORY, "buffer_alloc: cannot allocate %" PRIu64 " bytes", size);
-    try {
-      *out = handle_of(add_buffer(be, p, size, true));
-    } catch (...) {
-      std::free(p);
-      throw;
-    }
+    *out = handle_of(add_owned_buffer(be, "buffer_alloc", size, [](void*) {}));
   });
 }
 
@@ -188,17 +195,9 @@ void weight_pack(Backend& be, const sy_tensor* w, sy_buffer_t* out) {
   const Tensor t = checks::weight_pack(be, w, out);
   const uint64_t size = be.packed_size(t);
   if (size == 0) return;
-  void* p = size <= UINT64_MAX - 64 ? std::aligned_alloc(64, (size + 63) / 64 * 64) : nullptr;
-  if (!p) fail(SY_ERR_OUT_OF_MEMORY, "weight_pack: cannot allocate %" PRIu64 " bytes", size);
-  try {
-    be.pack_weight(t, p);
-    Buffer* b = add_buffer(be, p, size, true);
-    b->packed = true;
-    *out = handle_of(b);
-  } catch (...) {
-    std::free(p);
-    throw;
-  }
+  Buffer* b = add_owned_buffer(be, "weight_pack", size, [&](void* p) { be.pack_weight(t, p); });
+  b->packed = true;
+  *out = handle_of(b);
 }
 
 }  // namespace run

@@ -35,8 +35,8 @@ constexpr uint32_t kLow4 = 0x0F0F0F0Fu;
 
 void pack_q4k(const uint8_t* src, uint8_t* dst, int64_t k, int64_t n) {
   const int64_t nb = k / kSuper, row_bytes = nb * (int64_t)sizeof(BlockQ4K);
-  const int64_t groups = n / kPackRows;
-  for (int64_t g = 0; g < groups; ++g)
+  const int64_t plain = packed_rows(n) * row_bytes;
+  for (int64_t g = 0; g < n / kPackRows; ++g)
     for (int64_t ib = 0; ib < nb; ++ib) {
       uint8_t* out = dst + g * kPackRows * row_bytes + ib * kPackBlockBytes;
       std::memset(out, 0, kPackBlockBytes);
@@ -60,7 +60,6 @@ void pack_q4k(const uint8_t* src, uint8_t* dst, int64_t k, int64_t n) {
         }
       }
     }
-  const int64_t plain = groups * kPackRows * row_bytes;
   std::memcpy(dst + plain, src + plain, (size_t)(n * row_bytes - plain));
 }
 

@@ -20,6 +20,11 @@ constexpr int kPackRows = 16;
 constexpr int kPackBlockBytes = 2304;  // 16 rows x 144
 constexpr int kPackD = 0, kPackDmin = 32, kPackScaleLo = 64, kPackScaleHi = 192, kPackQs = 256;
 
+// Rows of a packed matrix of n rows that lie in whole groups (the rest stay plain).
+constexpr int64_t packed_rows(int64_t n) {
+  return n / kPackRows * kPackRows;
+}
+
 // Rows [0, n) of a plain Q4_K matrix of k values a row (k % 256 == 0) into dst (the same size),
 // packed as above.
 void pack_q4k(const uint8_t* src, uint8_t* dst, int64_t k, int64_t n);
