@@ -302,50 +302,57 @@ TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
     }
 }
 
-// weight_pack (ABI 1.4): the AVX-512 paths pack Q4_K matrices of 16 rows or more (groups of 16,
-// the rows past the last group plain); the others keep every weight plain. A packed W gives the
-// plain kernels' results: with the GEMV forced (M = 1..9, so passes of 4 rows and a rest), the
-// GEMM forced (its panels dequantise the groups to the plain rows' values, bit for bit) and the
-// default crossover, for N with and without
-// plain rows after the groups. Packing stays off with repack=0 and act_bits=16.
-TEST_F(CpuKernels, PackedQ4KWeightsMatchTheReferenceEveryM) {
-  const bool has_kernel = expected_path().rfind("avx512", 0) == 0;
+// weight_pack (ABI 1.4): the AVX-512 paths pack Q4_K and Q4_0 matrices of 16 rows or more,
+// AVX-512 VNNI also Q8_0 (groups of 16, the rows past the last group plain); the others keep
+// every weight plain. A packed W gives the plain kernels' results: with the GEMV forced (M =
+// 1..9, so passes of 4 or 8 rows and a rest, checked against the same 8-bit activations with
+// exact products), the GEMM forced (its panels dequantise the groups to the plain rows'
+// values, bit for bit) and the default crossover, for N with and without plain rows after the
+// groups. Packing stays off with repack=0 and act_bits=16.
+TEST_F(CpuKernels, PackedWeightsMatchTheReferenceEveryM) {
+  const bool avx512 = expected_path().rfind("avx512", 0) == 0;
   struct Mode {
     const char* gemv_max_m;
     Expect expect;
   };
   uint64_t seed = 500;
-  for (const Mode& mode :
-       {Mode{"64", Expect::q8}, Mode{"0", Expect::exact}, Mode{nullptr, Expect::q8_or_exact}}) {
-    std::vector<sy_param> params;
-    if (mode.gemv_max_m) params.push_back({"gemv_max_m", mode.gemv_max_m});
-    for (int64_t k : {256, 768})
-      for (int64_t n : {16, 33, 77, 160})
-        for (int64_t m = 1; m <= 9; ++m) {
-          SCOPED_TRACE("M=" + std::to_string(m) + " K=" + std::to_string(k) +
-                       " N=" + std::to_string(n) +
-                       " gemv_max_m=" + (mode.gemv_max_m ? mode.gemv_max_m : "default"));
-          bool packed = false;
-          const MatmulResult r = matmul_both(*onednn_, *ref_, params, SY_DTYPE_Q4_K, m, k, n, seed,
-                                             mode.expect, true, &packed);
-          EXPECT_TRUE(within(r));
-          EXPECT_EQ(packed, has_kernel);
-          if (mode.expect == Expect::exact)  // the GEMM's panels: the plain rows' values exactly
-            EXPECT_EQ(r.got, matmul_both(*onednn_, *ref_, params, SY_DTYPE_Q4_K, m, k, n, seed,
-                                         mode.expect)
-                                 .got);
-          ++seed;
-        }
+  for (uint32_t dtype : {SY_DTYPE_Q4_K, SY_DTYPE_Q4_0, SY_DTYPE_Q8_0}) {
+    const bool has_kernel = dtype == SY_DTYPE_Q8_0 ? expected_path() == "avx512_vnni" : avx512;
+    const int64_t block = sy::dtype::block_elems(dtype);
+    for (const Mode& mode :
+         {Mode{"64", Expect::q8}, Mode{"0", Expect::exact}, Mode{nullptr, Expect::q8_or_exact}}) {
+      std::vector<sy_param> params;
+      if (mode.gemv_max_m) params.push_back({"gemv_max_m", mode.gemv_max_m});
+      for (int64_t k : {block, block == 256 ? int64_t{768} : int64_t{800}})
+        for (int64_t n : {16, 33, 77, 160})
+          for (int64_t m = 1; m <= 9; ++m) {
+            SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " M=" + std::to_string(m) +
+                         " K=" + std::to_string(k) + " N=" + std::to_string(n) +
+                         " gemv_max_m=" + (mode.gemv_max_m ? mode.gemv_max_m : "default"));
+            bool packed = false;
+            const MatmulResult r = matmul_both(*onednn_, *ref_, params, dtype, m, k, n, seed,
+                                               mode.expect, true, &packed);
+            EXPECT_TRUE(within(r));
+            EXPECT_EQ(packed, has_kernel);
+            if (mode.expect == Expect::exact) {  // the GEMM's panels: the plain rows' values
+              EXPECT_EQ(
+                  r.got,
+                  matmul_both(*onednn_, *ref_, params, dtype, m, k, n, seed, mode.expect).got);
+            }
+            ++seed;
+          }
+    }
+    for (const std::vector<sy_param>& params :
+         {std::vector<sy_param>{{"repack", "0"}}, std::vector<sy_param>{{"act_bits", "16"}}}) {
+      SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " " + params[0].key + "=" +
+                   params[0].value);
+      bool packed = true;
+      matmul_both(*onednn_, *ref_, params, dtype, 1, 256, 32, seed++, Expect::q8_or_exact, true,
+                  &packed);
+      EXPECT_FALSE(packed);
+    }
   }
-  for (const std::vector<sy_param>& params :
-       {std::vector<sy_param>{{"repack", "0"}}, std::vector<sy_param>{{"act_bits", "16"}}}) {
-    SCOPED_TRACE(std::string(params[0].key) + "=" + params[0].value);
-    bool packed = true;
-    matmul_both(*onednn_, *ref_, params, SY_DTYPE_Q4_K, 1, 256, 32, seed++, Expect::q8_or_exact,
-                true, &packed);
-    EXPECT_FALSE(packed);
-  }
-  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_Q8_0, SY_DTYPE_Q6_K}) {  // no packed layout
+  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_Q6_K, SY_DTYPE_Q5_0}) {  // no packed layout
     bool packed = true;
     matmul_both(*onednn_, *ref_, {}, dtype, 1, 256, 32, seed++, Expect::q8_or_exact, true, &packed);
     EXPECT_FALSE(packed) << sy::dtype::name(dtype);

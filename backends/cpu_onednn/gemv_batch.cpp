@@ -1,6 +1,6 @@
 #include "gemv_batch.h"
 
-#include "kernels/packed_q4k.h"
+#include "kernels/packed_layouts.h"
 
 #include <algorithm>
 
@@ -45,6 +45,7 @@ bool GemvBatch::share_acts(const ActKey& key, kernels::GemvArgs& a) const {
     if (!(items_[i].key == key)) continue;
     const kernels::GemvArgs& b = items_[i].a;
     a.q = b.q, a.q8 = b.q8, a.d = b.d, a.s = b.s, a.bias8 = b.bias8;
+    a.block_starts = b.block_starts;
     return true;
   }
   return false;

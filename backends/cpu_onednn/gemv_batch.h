@@ -18,7 +18,7 @@ struct ActBuffers {
   std::vector<int16_t> q;
   std::vector<int8_t> q8;
   std::vector<float> d, s;
-  std::vector<int32_t> bias8;
+  std::vector<int32_t> bias8, block_starts;
 };
 
 // What an input's prepared activations depend on: GEMVs of the same key share them.
@@ -27,6 +27,7 @@ struct ActKey {
   int64_t m = 0, k = 0;
   kernels::ActFormat act = kernels::ActFormat::f32;
   int bias8 = 0;
+  int block_bias = 0;  // a packed weight's block starts (GemvEntry::packed_bias)
   bool operator==(const ActKey&) const = default;
 };
 

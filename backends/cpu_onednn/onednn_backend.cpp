@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/packed_q4k.h"
+#include "kernels/packed_layouts.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::cpu_onednn {
@@ -63,13 +63,13 @@ void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
 uint64_t OnednnBackend::packed_size(const Tensor& w) {
   const kernels::GemvEntry* g = kernels_.find_gemv(w.dtype);
   if (!repack_ || act_bits_ != 8 || !g || !g->fn8_packed || !g->dequant_packed ||
-      w.ne[1] < kernels::kPackRows)
+      !kernels::has_packed_layout(w.dtype) || w.ne[1] < kernels::kPackRows)
     return 0;
   return (uint64_t)(dtype::row_bytes(w.dtype, w.ne[0]) * w.ne[1]);
 }
 
 void OnednnBackend::pack_weight(const Tensor& w, void* dst) {
-  kernels::pack_q4k(w.bytes(), static_cast<uint8_t*>(dst), w.ne[0], w.ne[1]);
+  kernels::pack_rows(w.dtype, w.bytes(), static_cast<uint8_t*>(dst), w.ne[0], w.ne[1]);
 }
 
 void OnednnBackend::flush() {
@@ -90,7 +90,8 @@ void OnednnBackend::queue_gemv(const kernels::GemvEntry& g, const Tensor& x, con
   a.y = y.f32(), a.ldy = n;
   const bool q8 = act_bits_ == 8 && g.fn8;
   if (w.packed) a.packed_rows = kernels::packed_rows(n);
-  const ActKey key{x.data, m, k, q8 ? g.act8 : g.act, q8 ? g.bias8 : 0};
+  const int block_bias = w.packed ? g.packed_bias : 0;
+  const ActKey key{x.data, m, k, q8 ? g.act8 : g.act, q8 ? g.bias8 : 0, block_bias};
   if (key.act != kernels::ActFormat::f32 && !gemvs_.share_acts(key, a)) {
     ActBuffers& buf = gemvs_.next_acts();
     if (q8) {
@@ -106,8 +107,13 @@ void OnednnBackend::queue_gemv(const kernels::GemvEntry& g, const Tensor& x, con
       a.q8 = buf.q8.data();
       if (g.bias8) {
         buf.bias8.resize((size_t)(m * k / 4));
-        kernels_.bias_starts(buf.q8.data(), m * k, g.bias8, buf.bias8.data());
+        kernels_.bias_starts(buf.q8.data(), m * k, 4, g.bias8, buf.bias8.data());
         a.bias8 = buf.bias8.data();
+      }
+      if (block_bias) {
+        buf.block_starts.resize((size_t)(m * k / 32));
+        kernels_.bias_starts(buf.q8.data(), m * k, 32, block_bias, buf.block_starts.data());
+        a.block_starts = buf.block_starts.data();
       }
     } else {
       buf.q.resize((size_t)(m * k));
@@ -138,20 +144,23 @@ void OnednnBackend::gemm(const Tensor& x, const Tensor& w, const Tensor& y) {
   if (!f32)
     for (auto& p : panels_) p.resize((size_t)(slice * k));
   const int64_t row_bytes = dtype::row_bytes(w.dtype, k);
-  // Rows of packed groups dequantise from the group (packed_q4k.h), the others from their row.
+  // Rows of packed groups dequantise from the group (packed_layouts.h), the others from their row.
   const int64_t packed_rows = w.packed ? kernels::packed_rows(n) : 0;
   const kernels::GemvEntry* g = w.packed ? kernels_.find_gemv(w.dtype) : nullptr;
   pool_.run(tasks, [&](int64_t t, int thread) {
     const int64_t j0 = t * slice, cols = std::min(slice, n - j0);
     const float* wp = f32 ? w.f32() + j0 * k : panels_[thread].data();
-    for (int64_t j = 0; !f32 && j < cols; ++j) {
+    // A slice starts on a group (slices are multiples of 16 wide) and holds its groups whole.
+    for (int64_t j = 0; !f32 && j < cols;) {
       const int64_t row = j0 + j;
       float* dst = panels_[thread].data() + j * k;
-      if (row < packed_rows)
-        g->dequant_packed(w.bytes() + (row - row % kernels::kPackRows) * row_bytes, k,
-                          (int)(row % kernels::kPackRows), dst);
-      else
+      if (row < packed_rows) {
+        g->dequant_packed(w.bytes() + row * row_bytes, k, dst, k);
+        j += kernels::kPackRows;
+      } else {
         kernels_.dequant_row(w.dtype, w.bytes() + row * row_bytes, dst, k);
+        ++j;
+      }
     }
     gemm_[thread].run(m, k, cols, n, x.f32(), wp, y.f32() + j0);
   });

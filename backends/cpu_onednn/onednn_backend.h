@@ -24,8 +24,8 @@ class OnednnBackend final : public plugin::Backend {
 
   SY_BACKEND_OP_OVERRIDES;
   void flush() override;  // runs the queued GEMVs
-  // Q4_K matrices of at least one whole group, on a path with their packed kernel (8-bit
-  // activations): kernels/packed_q4k.h; everything else stays plain.
+  // Q4_K, Q8_0 and Q4_0 matrices of at least one whole group, on a path with their packed kernel
+  // (8-bit activations): kernels/packed_layouts.h; everything else stays plain.
   uint64_t packed_size(const Tensor& w) override;
   void pack_weight(const Tensor& w, void* dst) override;
 

@@ -13,7 +13,7 @@ struct BackendOptions {
   CpuPath path = CpuPath::avx2;  // the dispatched kernels' instruction set
   int gemv_max_m = -1;           // largest M on the GEMV kernels; -1: the measured defaults
   int act_bits = 8;              // the block types' GEMV activations: 8 (q8_*) or 16 (q16)
-  bool repack = true;            // weight_pack offers the packed layouts (kernels/packed_q4k.h)
+  bool repack = true;            // weight_pack offers the packed layouts (kernels/packed_layouts.h)
 };
 
 // Call only after checking that the CPU has AVX2, FMA and F16C and can run opt.path.

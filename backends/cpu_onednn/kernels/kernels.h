@@ -59,8 +59,11 @@ struct GemvArgs {
   int64_t ldy;
   // fn8 of an entry with bias8: m rows of k / 4 starts of its dot products' lanes (bias_starts)
   const int32_t* bias8;
-  // fn8_packed: rows [0, packed_rows) are packed groups (packed_q4k.h), the rest plain
+  // fn8_packed: rows [0, packed_rows) are packed groups (packed_layouts.h), the rest plain
   int64_t packed_rows;
+  // fn8_packed of an entry with packed_bias: m rows of k / 32 starts of its blocks' dot
+  // products (bias_starts with group 32)
+  const int32_t* block_starts;
 };
 
 // Output rows [j0, j1) for every activation row.
@@ -82,11 +85,15 @@ struct GemvEntry {
   // dot product's lanes at GemvArgs::bias8: three vector operations a block fewer than the
   // sign trick (Q4_0, one thread: AVX2 1.08x, AVX-512 VNNI 1.02x). 0: no bias, no starts.
   int bias8;
-  // fn8 on weights in the packed layout (packed_q4k.h), or null: this path does not pack the
+  // fn8 on weights in the packed layout (packed_layouts.h), or null: this path does not pack the
   // dtype (the backend then leaves its weights plain).
   GemvFn fn8_packed = nullptr;
-  // Row `row` of a packed group as F32, as dequant gives the plain row (the GEMM's panels).
-  void (*dequant_packed)(const uint8_t* group, int64_t k, int row, float* dst) = nullptr;
+  // The 16 rows of a packed group as F32, row r at dst + r * ld, as dequant gives the plain
+  // rows (the GEMM's panels).
+  void (*dequant_packed)(const uint8_t* group, int64_t k, float* dst, int64_t ld) = nullptr;
+  // fn8_packed's codes are unsigned, the value's code plus this (Q8_0: 128, Q4_0: 8): each
+  // block's dot products start at GemvArgs::block_starts. 0: no starts.
+  int packed_bias = 0;
 };
 
 // One step of flash attention: a tile of query rows (tokens x heads of one KV head) against a
@@ -130,8 +137,9 @@ struct KernelTable {
   // The same for q8_32 / q8_256 (k % block == 0): d gets m * k / block scales.
   void (*quantize_q8)(const float* x, int64_t m, int64_t k, int block, int8_t* q, float* d,
                       float* sums);
-  // out[i] = -bias * (q[4i] + ... + q[4i + 3]) for i < n / 4: GemvArgs::bias8 of q8 quants.
-  void (*bias_starts)(const int8_t* q, int64_t n, int bias, int32_t* out);
+  // out[i] = -bias * (q[group i] + ... + q[group i + group - 1]) for i < n / group: the lane
+  // starts of q8 quants, GemvArgs::bias8 (group 4) and block_starts (group 32).
+  void (*bias_starts)(const int8_t* q, int64_t n, int group, int bias, int32_t* out);
   const GemvEntry* gemv;  // n_gemv entries
   int n_gemv;
   // n F32 values as F16 (round to nearest even) and back.
