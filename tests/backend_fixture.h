@@ -40,10 +40,11 @@ inline int64_t test_now_ns() {
       .count();
 }
 inline void test_counter_add(const char*, double) {}
+inline void test_counter_add_to(void*, const char*, double) {}
 
 inline const sy_host_api* test_host_api() {
-  static const sy_host_api api = {sizeof(sy_host_api), SY_ABI_VERSION, &test_log, &test_now_ns,
-                                  &test_counter_add};
+  static const sy_host_api api = {sizeof(sy_host_api), SY_ABI_VERSION,    &test_log,
+                                  &test_now_ns,        &test_counter_add, &test_counter_add_to};
   return &api;
 }
 

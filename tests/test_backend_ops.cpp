@@ -143,7 +143,7 @@ std::vector<double> rms_norm(const std::vector<float>& x, int64_t n, const std::
 // Returns the rotated values and, per element, the norm of the pair it belongs to.
 Result rope(const std::vector<float>& x, int64_t head_dim, int64_t n_head,
             const std::vector<int32_t>& pos, int n_rot, double base, double scale, bool neox) {
-  Result r{std::vector<double>(x.begin(), x.end()), std::vector<double>(x.size())};
+  Result r{std::vector<double>(x.begin(), x.end()), std::vector<double>(x.size()), {}};
   for (size_t i = 0; i < x.size(); ++i) r.mag[i] = std::fabs(x[i]);
   for (size_t t = 0; t < pos.size(); ++t)
     for (int64_t h = 0; h < n_head; ++h) {
@@ -182,7 +182,7 @@ struct AttnCase {
 Result attention(const AttnCase& c, const std::vector<float>& q, const std::vector<float>& kc,
                  const std::vector<float>& vc) {
   const int64_t width = c.head_dim * c.n_kv_head;
-  Result r{std::vector<double>(q.size()), std::vector<double>(q.size())};
+  Result r{std::vector<double>(q.size()), std::vector<double>(q.size()), {}};
   for (size_t s = 0; s + 1 < c.seq_start.size(); ++s)
     for (uint32_t t = c.seq_start[s]; t < c.seq_start[s + 1]; ++t)
       for (int64_t h = 0; h < c.n_head; ++h) {
