@@ -363,6 +363,53 @@ TEST(GgufFile, WriteThenOpen) {
   CheckTensors(*f, cases, data, 32);
 }
 
+// Resident kB of the mapping that holds p (/proc/self/smaps), or -1.
+long MappingRssKb(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in = false;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(' ') > line.find('-')) {
+      in = a >= lo && a < hi;
+    } else if (in && line.rfind("Rss:", 0) == 0) {
+      return std::stol(line.substr(4));
+    }
+  }
+  return -1;
+}
+
+// release() hands a mapped tensor's pages back (a packed weight's original bytes) and the bytes
+// read the same afterwards, faulted in again from the file; on a file parsed from memory it
+// touches nothing.
+TEST(GgufFile, ReleaseDropsMappedPagesAndKeepsTheBytes) {
+  TempDir dir;
+  const auto path = dir.path / "m.gguf";
+  const size_t n = 1 << 20;  // 4 MiB of F32
+  const std::vector<uint8_t> data = Pattern(4 * n, 9);
+  Writer w;
+  w.add_tensor("big", kF32, {static_cast<int64_t>(n)}, data.data(), data.size());
+  w.write(path);
+  auto f = File::open(path);
+  const TensorInfo* t = f->find_tensor("big");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(std::memcmp(t->data, data.data(), data.size()), 0);  // every page touched
+  const long before = MappingRssKb(t->data);
+  ASSERT_GE(before, 4000);
+  f->release(t->data, t->nbytes);
+  const long after = MappingRssKb(t->data);
+  EXPECT_LE(after, before - 4000) << "before " << before << " kB";
+  EXPECT_EQ(std::memcmp(t->data, data.data(), data.size()), 0);
+  EXPECT_GE(MappingRssKb(t->data), 4000);
+
+  const std::vector<uint8_t> bytes = w.to_bytes();
+  auto m = File::parse(bytes.data(), bytes.size(), "mem.gguf");
+  const TensorInfo* tm = m->find_tensor("big");
+  m->release(tm->data, tm->nbytes);
+  EXPECT_EQ(std::memcmp(tm->data, data.data(), data.size()), 0);
+}
+
 TEST(GgufFile, OpenErrors) {
   TempDir dir;
   const auto missing = dir.path / "missing.gguf";

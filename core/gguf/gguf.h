@@ -119,6 +119,12 @@ class File {
   uint64_t require_uint(std::string_view key) const;
   std::string require_string(std::string_view key) const;
 
+  // Gives the OS back the mapped pages wholly inside [p, p + n): a tensor whose bytes the
+  // backend keeps in a layout of its own (weight_pack), so that a packed model is not resident
+  // twice. A page touched again is read again from the file. No-op for a file parsed from
+  // memory (File::parse), whose bytes the caller owns.
+  void release(const uint8_t* p, uint64_t n) const;
+
  private:
   File() = default;
   void parse_all(const uint8_t* data, size_t size);

@@ -220,12 +220,22 @@ File::~File() {
   if (map_ != nullptr) ::munmap(map_, map_size_);
 }
 
+void File::release(const uint8_t* p, uint64_t n) const {
+  const auto* map = static_cast<const uint8_t*>(map_);
+  if (map == nullptr || p < map || n > map_size_ || p - map > static_cast<ptrdiff_t>(map_size_ - n))
+    return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  // A private, read-only file mapping: dropped pages fault back in from the file, unchanged.
+  if (b < e) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);
+}
+
 void File::parse_all(const uint8_t* data, size_t size) {
   Cursor c(data, size, origin_);
 
   const uint32_t magic = c.read<uint32_t>("magic");
   if (magic != detail::kMagic) {
-    char buf[80];
     // Nothing of what is there is quoted: the file may be anything (a password file).
     c.fail(Errc::bad_magic, "not a GGUF file (it does not start with 'GGUF')");
   }

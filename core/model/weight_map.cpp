@@ -68,6 +68,7 @@ const sy_tensor& WeightMap::matmul_only(const sy_tensor& t) {
   if (!out) return t;
   const uint64_t bytes = dtype::row_bytes(t.dtype, t.ne[0]) * static_cast<uint64_t>(t.ne[1]);
   packed_.push_back(std::make_unique<Buffer>(&backend_, out, bytes));
+  if (t.buffer == buf_->handle()) file_.release(base_ + t.offset, bytes);  // not needed again
   owned_.push_back(
       std::make_unique<sy_tensor>(make_tensor(*packed_.back(), t.dtype, {t.ne[0], t.ne[1]})));
   return *owned_.back();
