@@ -302,22 +302,26 @@ TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
     }
 }
 
-// weight_pack (ABI 1.4): the AVX-512 paths pack Q4_K and Q4_0 matrices of 16 rows or more,
-// AVX-512 VNNI also Q8_0 (groups of 16, the rows past the last group plain); the others keep
-// every weight plain. A packed W gives the plain kernels' results: with the GEMV forced (M =
-// 1..9, so passes of 4 or 8 rows and a rest, checked against the same 8-bit activations with
-// exact products), the GEMM forced (its panels dequantise the groups to the plain rows'
-// values, bit for bit) and the default crossover, for N with and without plain rows after the
-// groups. Packing stays off with repack=0 and act_bits=16.
+// weight_pack (ABI 1.4): every vector path packs Q4_0 matrices of 16 rows or more (the 256-bit
+// paths take a group in two halves), the AVX-512 paths also Q4_K and AVX-512 VNNI Q8_0 (groups
+// of 16, the rows past the last group plain); the scalar path keeps every weight plain. A packed W
+// gives the plain kernels' results: with the GEMV forced (M = 1..9, so passes of 4 or 8 rows
+// and a rest, checked against the same 8-bit activations with exact products), the GEMM forced
+// (its panels dequantise the groups to the plain rows' values, bit for bit) and the default
+// crossover, for N with and without plain rows after the groups. Packing stays off with
+// repack=0 and act_bits=16.
 TEST_F(CpuKernels, PackedWeightsMatchTheReferenceEveryM) {
-  const bool avx512 = expected_path().rfind("avx512", 0) == 0;
+  const std::string path = expected_path();
+  const bool vector = path != "scalar", avx512 = path.rfind("avx512", 0) == 0;
   struct Mode {
     const char* gemv_max_m;
     Expect expect;
   };
   uint64_t seed = 500;
   for (uint32_t dtype : {SY_DTYPE_Q4_K, SY_DTYPE_Q4_0, SY_DTYPE_Q8_0}) {
-    const bool has_kernel = dtype == SY_DTYPE_Q8_0 ? expected_path() == "avx512_vnni" : avx512;
+    const bool has_kernel = dtype == SY_DTYPE_Q8_0   ? path == "avx512_vnni"
+                            : dtype == SY_DTYPE_Q4_K ? avx512
+                                                     : vector;
     const int64_t block = sy::dtype::block_elems(dtype);
     for (const Mode& mode :
          {Mode{"64", Expect::q8}, Mode{"0", Expect::exact}, Mode{nullptr, Expect::q8_or_exact}}) {
@@ -362,12 +366,12 @@ TEST_F(CpuKernels, PackedWeightsMatchTheReferenceEveryM) {
 // A packed weight is matmul's w only: reading, writing or mapping its buffer, or passing it to
 // another op, is refused by name; weight_pack refuses a NULL out and a 3-D tensor.
 TEST_F(CpuKernels, PackedWeightsAreRefusedOutsideMatmul) {
-  if (expected_path().rfind("avx512", 0) != 0) GTEST_SKIP() << "no packed layout on this path";
+  if (expected_path() == "scalar") GTEST_SKIP() << "no packed layout on this path";
   Handle h(*onednn_);
   const int64_t k = 256, n = 32;
-  const std::vector<uint8_t> wq(sy::dtype::row_bytes(SY_DTYPE_Q4_K, k) * n, 0x11);
+  const std::vector<uint8_t> wq(sy::dtype::row_bytes(SY_DTYPE_Q4_0, k) * n, 0x11);
   bool packed = false;
-  const sy_tensor plain = h.make(wq, {k, n}, SY_DTYPE_Q4_K), w = h.pack(plain, &packed);
+  const sy_tensor plain = h.make(wq, {k, n}, SY_DTYPE_Q4_0), w = h.pack(plain, &packed);
   ASSERT_TRUE(packed);
   std::vector<uint8_t> bytes(16);
   EXPECT_EQ(h.api().buffer_read(h.get(), w.buffer, 0, bytes.data(), bytes.size()),
@@ -389,7 +393,7 @@ TEST_F(CpuKernels, PackedWeightsAreRefusedOutsideMatmul) {
             "weight_pack: w is a packed weight (weight_pack): only matmul's w may read it");
   EXPECT_EQ(h.api().weight_pack(h.get(), &plain, nullptr), SY_ERR_INVALID_ARG);
   EXPECT_EQ(h.error(), "weight_pack: out is NULL");
-  const sy_tensor cube = Handle::tensor(SY_DTYPE_Q4_K, plain.buffer, 0, {k, n / 2, 2});
+  const sy_tensor cube = Handle::tensor(SY_DTYPE_Q4_0, plain.buffer, 0, {k, n / 2, 2});
   EXPECT_EQ(h.api().weight_pack(h.get(), &cube, &again), SY_ERR_INVALID_ARG);
   EXPECT_EQ(h.error(), "weight_pack: w has ne[2]=2, expected 1");
 }

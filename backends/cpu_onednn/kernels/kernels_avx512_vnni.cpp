@@ -1,7 +1,7 @@
 // The avx512_vnni kernel path: AVX-512 F/BW/VL with VNNI's vpdpwssd.
 #define SY_SIMD_VNNI 1
 // Weights may be packed (packed_layouts.h): this path has their kernels.
-#define SY_SIMD_PACKED 1
+#define SY_SIMD_PACKED 512
 #define SY_KERNEL_PATH avx512_vnni
 #define SY_SIMD_HEADER "simd_avx512.h"
 #include "kernel_path.inc"
