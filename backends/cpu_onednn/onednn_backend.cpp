@@ -62,8 +62,8 @@ void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
 
 uint64_t OnednnBackend::packed_size(const Tensor& w) {
   const kernels::GemvEntry* g = kernels_.find_gemv(w.dtype);
-  if (!repack_ || act_bits_ != 8 || !g || !g->fn8_packed || !g->dequant_packed ||
-      !kernels::has_packed_layout(w.dtype) || w.ne[1] < kernels::kPackRows)
+  if (!repack_ || act_bits_ != 8 || !g || !g->fn8_packed || !kernels::has_packed_layout(w.dtype) ||
+      w.ne[1] < kernels::kPackRows)
     return 0;
   return (uint64_t)(dtype::row_bytes(w.dtype, w.ne[0]) * w.ne[1]);
 }
