@@ -633,12 +633,12 @@ struct AttnCase {
   int64_t d, heads, kv_heads, block_size;
 };
 
-// Four sequences in one batch: a long prompt prefilled from position 0 in one call, a prefill
-// chunk continuing 300 cached positions, a decode at position 1000 and one at position 0;
-// block tables shuffled. Both backends store the same K/V (kv_store) into an F32 or F16 cache.
+// Sequences s = 0, 1, ... of one batch: count[s] tokens from position first[s] (count 1: a
+// decoding token), block tables shuffled. Both backends store the same K/V (kv_store) into an
+// F32 or F16 cache.
 void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref, const AttnCase& c,
-                    uint32_t kv_dtype, uint64_t seed) {
-  const std::vector<int32_t> first = {0, 300, 1000, 0}, count = {700, 77, 1, 1};
+                    uint32_t kv_dtype, uint64_t seed, const std::vector<int32_t>& first,
+                    const std::vector<int32_t>& count) {
   const int64_t width = c.d * c.kv_heads;
   int64_t max_len = 0;
   for (size_t s = 0; s < first.size(); ++s)
@@ -724,8 +724,30 @@ TEST_F(CpuKernels, FlashAttentionLongPromptsChunkedPrefillGqaF32AndF16Cache) {
       SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, head_dim " + std::to_string(c.d) +
                    ", heads " + std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) +
                    ", block " + std::to_string(c.block_size));
-      attention_case(*onednn_, *ref_, c, kv, seed++);
+      // A long prompt prefilled from position 0 in one call, a prefill chunk continuing 300
+      // cached positions, a decode at position 1000 and one at position 0, and a chunk whose
+      // last query tile (64 rows of heads) holds one token.
+      const int32_t tile = std::max<int32_t>(1, 64 / (int32_t)(c.heads / c.kv_heads));
+      attention_case(*onednn_, *ref_, c, kv, seed++, {0, 300, 1000, 0, 200},
+                     {700, 77, 1, 1, tile + 1});
     }
+}
+
+// Decode-only batches: one long context, whose keys the backend splits into spans on several
+// threads and merges (split-K), and sequences of unequal lengths that share the spans' sizing.
+TEST_F(CpuKernels, DecodeAttentionSplitsLongContextsAndMergesExactly) {
+  uint64_t seed = 70;
+  for (uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
+    for (const AttnCase& c :
+         {AttnCase{64, 12, 4, 16}, AttnCase{40, 8, 2, 5}, AttnCase{17, 3, 3, 16},
+          AttnCase{16, 4, 2, 16}, AttnCase{8, 4, 2, 16}})
+      for (const auto& first : {std::vector<int32_t>{2047}, std::vector<int32_t>{0, 130, 2000, 511},
+                                std::vector<int32_t>{3, 5, 70}}) {
+        SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, head_dim " + std::to_string(c.d) +
+                     ", " + std::to_string(first.size()) + " sequences");
+        attention_case(*onednn_, *ref_, c, kv, seed++, first,
+                       std::vector<int32_t>(first.size(), 1));
+      }
 }
 
 // Both CPU backends report F16 caches (device_info, ABI 1.3) and refuse caches of two dtypes;

@@ -2,8 +2,10 @@
 // tokens of one sequence times the query heads of one KV head; it walks the sequence's keys in
 // tiles gathered from the paged cache (F32 or F16) into contiguous F32 scratch, and the path's
 // tile kernel keeps an online softmax, so no score row of the full context is ever stored.
-// A one-token item (decode) reads the cache in place instead: its few rows cannot pay for the
-// gather and transpose of every key tile.
+// A decoding token (a sequence of one token) reads the cache in place instead, every head at
+// once: its few rows cannot pay for the gather and transpose of every key tile. Its keys are
+// split into spans on several threads (split-K, as flash-decoding does), whose partial softmax
+// results merge exactly afterwards, so one long sequence keeps every core busy.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +18,36 @@ namespace {
 // Query rows per work item (tokens x heads of a group): the key tiles gathered for an item are
 // reused by this many rows, and its scratch stays in L2.
 constexpr int64_t kTileRows = 64;
+
+// Keys per decode span: enough spans for about four per thread over the batch's decoding
+// tokens, each at least kMinSpan keys (a span pays for its softmax and merge) and at most
+// kMaxSpan (its scores stay in L1/L2), a whole number of cache blocks.
+constexpr int64_t kMinSpan = 128, kMaxSpan = 512;
+
+int64_t decode_span_keys(int64_t decode_keys, int threads, int64_t block_size) {
+  int64_t span = (decode_keys + 4 * threads - 1) / (4 * threads);
+  span = std::clamp<int64_t>(span, kMinSpan, kMaxSpan);
+  return std::max<int64_t>(1, span / block_size) * block_size;
+}
+
+// out = the spans' outputs of each of `rows` heads weighted by their share of the softmax sum:
+// l e^(m - max m), over the sum of those.
+void merge_spans(const float* parts, int64_t spans, int64_t rows, int64_t d, float* out) {
+  const int64_t stride = rows * (d + 2);
+  for (int64_t r = 0; r < rows; ++r) {
+    float mx = -INFINITY;
+    for (int64_t i = 0; i < spans; ++i) mx = std::max(mx, parts[i * stride + rows * d + r]);
+    float total = 0.0f;
+    for (int64_t c = 0; c < d; ++c) out[r * d + c] = 0.0f;
+    for (int64_t i = 0; i < spans; ++i) {
+      const float* p = parts + i * stride;
+      const float w = p[rows * d + rows + r] * std::exp(p[rows * d + r] - mx);
+      total += w;
+      for (int64_t c = 0; c < d; ++c) out[r * d + c] += w * p[r * d + c];
+    }
+    for (int64_t c = 0; c < d; ++c) out[r * d + c] /= total;
+  }
+}
 
 }  // namespace
 
@@ -46,24 +78,40 @@ void OnednnBackend::attention(const AttentionOp& op) {
   const int64_t max_rows = tile_tokens * group;
   const bool f16 = op.k_cache.dtype == SY_DTYPE_F16;
 
-  // Work items, the latest (longest-context) query tiles of each sequence first.
-  attn_items_.clear();
+  // Work items: a one-token query (a decoding token, or a prompt's last tile of one token) as
+  // spans of its keys; a prompt's other query tiles, the latest (longest context) first.
+  auto tile_tokens_at = [&](int64_t t0, int64_t e) { return std::min(tile_tokens, e - t0); };
+  int64_t one_token_keys = 0;
   for (uint32_t s = 0; s < op.n_seqs; ++s) {
     const int64_t b = op.seq_token_start[s], e = op.seq_token_start[s + 1];
-    for (int64_t t0 = b + (e - b - 1) / tile_tokens * tile_tokens; t0 >= b; t0 -= tile_tokens)
-      for (int64_t h = 0; h < n_kv; ++h)
-        attn_items_.push_back({s, t0, std::min(tile_tokens, e - t0), h});
+    if (e > b && tile_tokens_at(b + (e - b - 1) / tile_tokens * tile_tokens, e) == 1)
+      one_token_keys += op.token_pos[e - 1] + 1;
+  }
+  const int64_t span = decode_span_keys(one_token_keys, threads_, bs);
+  attn_items_.clear();
+  int64_t parts = 0;
+  for (uint32_t s = 0; s < op.n_seqs; ++s) {
+    const int64_t b = op.seq_token_start[s], e = op.seq_token_start[s + 1];
+    for (int64_t t0 = b + (e - b - 1) / tile_tokens * tile_tokens; t0 >= b; t0 -= tile_tokens) {
+      const int64_t count = tile_tokens_at(t0, e);
+      if (count == 1) {
+        const int64_t n_keys = op.token_pos[t0] + 1;
+        for (int64_t k0 = 0; k0 < n_keys; k0 += span)
+          attn_items_.push_back(
+              {s, t0, 1, 0, k0, std::min(n_keys, k0 + span), n_keys > span ? parts++ : -1});
+        continue;
+      }
+      for (int64_t h = 0; h < n_kv; ++h) attn_items_.push_back({s, t0, count, h, 0, 0, -1});
+    }
   }
   // Per thread: q tile, K^T tile, V tile, scores, o, then corr, m, l and a converted key row;
-  // a decode item (one token) instead keeps its group's scores over every key it sees.
-  int64_t decode_keys = 0;
-  for (const AttnItem& w : attn_items_)
-    if (w.count == 1) decode_keys = std::max<int64_t>(decode_keys, op.token_pos[w.t0] + 1);
+  // a decode span instead keeps every head's q, scores over the span, m and l.
   const int64_t floats = std::max(
       max_rows * dp + dp * bk + bk * dp + max_rows * bk + max_rows * dp + 3 * max_rows + dp,
-      max_rows * dp + group * decode_keys);
+      n_head * (d + span + 2));
   attn_scratch_.resize((size_t)(threads_ * floats));
   attn_valid_.resize((size_t)(threads_ * max_rows));
+  attn_parts_.resize((size_t)(parts * n_head * (d + 2)));
 
   pool_.run((int64_t)attn_items_.size(), [&](int64_t item, int thread) {
     const AttnItem& w = attn_items_[item];
@@ -81,22 +129,27 @@ void OnednnBackend::attention(const AttentionOp& op) {
     const int32_t* table = op.block_tables + (size_t)w.seq * op.max_blocks_per_seq;
     const int64_t kv_off = w.kv_head * d;
 
-    if (w.count == 1) {  // decode: the group's heads are contiguous in q and out
-      const int64_t h0 = (w.t0 * n_head + w.kv_head * group) * d;
-      for (int64_t i = 0; i < rows * d; ++i) q[i] = op.q.f32()[h0 + i] * op.scale;
-      const kernels::AttnDecodeArgs a{rows,
+    if (w.count == 1) {  // one token: its heads are contiguous in q and out
+      const int64_t h0 = w.t0 * n_head * d;
+      for (int64_t i = 0; i < n_head * d; ++i) q[i] = op.q.f32()[h0 + i] * op.scale;
+      float* part = w.part >= 0 ? attn_parts_.data() + w.part * n_head * (d + 2) : nullptr;
+      float* ml = part ? part + n_head * d : q + n_head * (d + w.k1 - w.k0);
+      const kernels::AttnDecodeArgs a{n_kv,
+                                      group,
                                       d,
                                       q,
                                       op.k_cache.data,
                                       op.v_cache.data,
                                       f16,
                                       width,
-                                      kv_off,
                                       table,
                                       bs,
-                                      op.token_pos[w.t0] + 1,
-                                      q + max_rows * dp,
-                                      op.out.f32() + h0};
+                                      w.k0,
+                                      w.k1,
+                                      q + n_head * d,
+                                      part ? part : op.out.f32() + h0,
+                                      ml,
+                                      ml + n_head};
       kernels_.attn_decode(a);
       return;
     }
@@ -147,6 +200,20 @@ void OnednnBackend::attention(const AttentionOp& op) {
       for (int64_t i = 0; i < d; ++i) dst[i] = o[r * dp + i] * inv;
     }
   });
+
+  // Each split one-token query: its spans, consecutive in item order and in attn_parts_, merge.
+  for (size_t i = 0; i < attn_items_.size();) {
+    const AttnItem& w = attn_items_[i];
+    if (w.part < 0) {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < attn_items_.size() && attn_items_[j].part >= 0 && attn_items_[j].t0 == w.t0) ++j;
+    merge_spans(attn_parts_.data() + w.part * n_head * (d + 2), (int64_t)(j - i), n_head, d,
+                op.out.f32() + w.t0 * n_head * d);
+    i = j;
+  }
 }
 
 }  // namespace sy::cpu_onednn

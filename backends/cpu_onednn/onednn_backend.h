@@ -57,9 +57,13 @@ class OnednnBackend final : public plugin::Backend {
   GemvBatch gemvs_;                         // decode GEMVs not run yet
   struct AttnItem {
     uint32_t seq;
-    int64_t t0, count, kv_head;  // tokens [t0, t0 + count) of the batch, one KV head
+    int64_t t0, count;  // tokens [t0, t0 + count) of the batch
+    int64_t kv_head;    // a prefill tile's KV head
+    int64_t k0, k1;     // a one-token item's span of keys (count == 1)
+    int64_t part;       // its partial result in attn_parts_, or -1: the span is every key
   };
   std::vector<AttnItem> attn_items_;
+  std::vector<float> attn_parts_;     // per split one-token span: out (heads x d), then m and l
   std::vector<float> attn_scratch_;   // per pool thread: an item's tiles
   std::vector<int32_t> attn_valid_;   // per pool thread: keys each row sees in the current tile
   std::vector<float> scratch_;        // rope tables

@@ -116,17 +116,24 @@ struct AttnTileArgs {
 // Attention of one decoding token's query heads that share a KV head (rows = the group) over
 // keys [0, n_keys), read straight from the paged cache (no tile gather: the rows are too few to
 // pay for one). Two passes over the keys: scores (kept in scratch), then the weighted values.
+// Attention of one decoding token over keys [k0, k1) of its sequence, for every query head:
+// head r reads KV head r / group, at columns (r / group) * d of the cache rows. A sequence's
+// keys may be split into spans on several threads: each span's output is normalised by its own
+// softmax sum, and m and l let the spans merge exactly (out = sum of l e^(m - max m) out / the
+// sum of l e^(m - max m)).
 struct AttnDecodeArgs {
-  int64_t rows, d;
-  const float* q;       // rows x d, already multiplied by the softmax scale
+  int64_t n_kv, group, d;
+  const float* q;       // n_kv * group rows of d, already multiplied by the softmax scale
   const void* k_cache;  // F32 or F16 rows of `width` values, slot s at row s
   const void* v_cache;
-  bool f16;               // the caches' dtype
-  int64_t width, kv_off;  // cache row width; this KV head's first column
-  const int32_t* table;   // the sequence's block table
-  int64_t block_size, n_keys;
-  float* s;    // scratch: rows x n_keys
+  bool f16;  // the caches' dtype
+  int64_t width;
+  const int32_t* table;  // the sequence's block table
+  int64_t block_size, k0, k1;
+  float* s;    // scratch: rows x (k1 - k0)
   float* out;  // rows x d
+  float* m;    // per row: the span's max score
+  float* l;    // per row: the sum over the span of e^(score - m)
 };
 
 struct KernelTable {
