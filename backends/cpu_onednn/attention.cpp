@@ -2,10 +2,11 @@
 // tokens of one sequence times the query heads of one KV head; it walks the sequence's keys in
 // tiles gathered from the paged cache (F32 or F16) into contiguous F32 scratch, and the path's
 // tile kernel keeps an online softmax, so no score row of the full context is ever stored.
-// A decoding token (a sequence of one token) reads the cache in place instead, every head at
-// once: its few rows cannot pay for the gather and transpose of every key tile. Its keys are
-// split into spans on several threads (split-K, as flash-decoding does), whose partial softmax
-// results merge exactly afterwards, so one long sequence keeps every core busy.
+// A one-token query (a decoding token, or a prompt's last tile of one token) reads the cache in
+// place instead, every head at once: its few rows cannot pay for the gather and transpose of
+// every key tile. Its keys are split into spans on several threads (split-K, as flash-decoding
+// does), whose partial softmax results merge exactly afterwards, so one long sequence keeps
+// every core busy.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
