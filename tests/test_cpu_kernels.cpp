@@ -719,14 +719,15 @@ void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref,
 TEST_F(CpuKernels, FlashAttentionLongPromptsChunkedPrefillGqaF32AndF16Cache) {
   uint64_t seed = 50;
   for (uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
-    for (const AttnCase& c :
-         {AttnCase{64, 12, 4, 16}, AttnCase{40, 8, 2, 5}, AttnCase{17, 3, 3, 16}}) {
+    for (const AttnCase& c : {AttnCase{64, 12, 4, 16}, AttnCase{40, 8, 2, 5},
+                              AttnCase{17, 3, 3, 16}, AttnCase{16, 64, 1, 16}}) {
       SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, head_dim " + std::to_string(c.d) +
                    ", heads " + std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) +
                    ", block " + std::to_string(c.block_size));
       // A long prompt prefilled from position 0 in one call, a prefill chunk continuing 300
       // cached positions, a decode at position 1000 and one at position 0, and a chunk whose
-      // last query tile (64 rows of heads) holds one token.
+      // last query tile (64 rows of heads) holds one token. With 64 query heads to a KV head,
+      // a tile is one token: every query of a prompt takes the one-token (split-K) path.
       const int32_t tile = std::max<int32_t>(1, 64 / (int32_t)(c.heads / c.kv_heads));
       attention_case(*onednn_, *ref_, c, kv, seed++, {0, 300, 1000, 0, 200},
                      {700, 77, 1, 1, tile + 1});

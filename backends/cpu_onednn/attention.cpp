@@ -79,32 +79,31 @@ void OnednnBackend::attention(const AttentionOp& op) {
   const int64_t max_rows = tile_tokens * group;
   const bool f16 = op.k_cache.dtype == SY_DTYPE_F16;
 
-  // Work items: a one-token query (a decoding token, or a prompt's last tile of one token) as
-  // spans of its keys; a prompt's other query tiles, the latest (longest context) first.
-  auto tile_tokens_at = [&](int64_t t0, int64_t e) { return std::min(tile_tokens, e - t0); };
+  // Work items: a prompt's query tiles of several tokens, the latest (longest context) first,
+  // then each one-token query (a decoding token, or a prompt's last tile of one token) as spans
+  // of its keys, sized once every such query is known; the pool hands items out in order, so the
+  // short spans fill in behind the long tiles.
+  attn_items_.clear();
+  attn_one_token_.clear();
   int64_t one_token_keys = 0;
   for (uint32_t s = 0; s < op.n_seqs; ++s) {
     const int64_t b = op.seq_token_start[s], e = op.seq_token_start[s + 1];
-    if (e > b && tile_tokens_at(b + (e - b - 1) / tile_tokens * tile_tokens, e) == 1)
-      one_token_keys += op.token_pos[e - 1] + 1;
-  }
-  const int64_t span = decode_span_keys(one_token_keys, threads_, bs);
-  attn_items_.clear();
-  int64_t parts = 0;
-  for (uint32_t s = 0; s < op.n_seqs; ++s) {
-    const int64_t b = op.seq_token_start[s], e = op.seq_token_start[s + 1];
     for (int64_t t0 = b + (e - b - 1) / tile_tokens * tile_tokens; t0 >= b; t0 -= tile_tokens) {
-      const int64_t count = tile_tokens_at(t0, e);
+      const int64_t count = std::min(tile_tokens, e - t0);
       if (count == 1) {
-        const int64_t n_keys = op.token_pos[t0] + 1;
-        for (int64_t k0 = 0; k0 < n_keys; k0 += span)
-          attn_items_.push_back(
-              {s, t0, 1, 0, k0, std::min(n_keys, k0 + span), n_keys > span ? parts++ : -1});
+        attn_one_token_.push_back({s, t0, 1, 0, 0, op.token_pos[t0] + 1, -1});
+        one_token_keys += op.token_pos[t0] + 1;
         continue;
       }
       for (int64_t h = 0; h < n_kv; ++h) attn_items_.push_back({s, t0, count, h, 0, 0, -1});
     }
   }
+  const int64_t span = decode_span_keys(one_token_keys, threads_, bs);
+  int64_t parts = 0;
+  for (const AttnItem& w : attn_one_token_)
+    for (int64_t k0 = 0; k0 < w.k1; k0 += span)
+      attn_items_.push_back(
+          {w.seq, w.t0, 1, 0, k0, std::min(w.k1, k0 + span), w.k1 > span ? parts++ : -1});
   // Per thread: q tile, K^T tile, V tile, scores, o, then corr, m, l and a converted key row;
   // a decode span instead keeps every head's q, scores over the span, m and l.
   const int64_t floats = std::max(

@@ -63,6 +63,7 @@ class OnednnBackend final : public plugin::Backend {
     int64_t part;       // its partial result in attn_parts_, or -1: the span is every key
   };
   std::vector<AttnItem> attn_items_;
+  std::vector<AttnItem> attn_one_token_;  // one-token queries over all their keys, to split
   std::vector<float> attn_parts_;     // per split one-token span: out (heads x d), then m and l
   std::vector<float> attn_scratch_;   // per pool thread: an item's tiles
   std::vector<int32_t> attn_valid_;   // per pool thread: keys each row sees in the current tile
