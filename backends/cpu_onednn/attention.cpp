@@ -201,18 +201,15 @@ void OnednnBackend::attention(const AttentionOp& op) {
     }
   });
 
-  // Each split one-token query: its spans, consecutive in item order and in attn_parts_, merge.
-  for (size_t i = 0; i < attn_items_.size();) {
-    const AttnItem& w = attn_items_[i];
-    if (w.part < 0) {
-      ++i;
-      continue;
-    }
-    size_t j = i + 1;
-    while (j < attn_items_.size() && attn_items_[j].part >= 0 && attn_items_[j].t0 == w.t0) ++j;
-    merge_spans(attn_parts_.data() + w.part * n_head * (d + 2), (int64_t)(j - i), n_head, d,
+  // Each split one-token query: its spans' partial results, consecutive in attn_parts_ in the
+  // order they were numbered above, merge.
+  int64_t part = 0;
+  for (const AttnItem& w : attn_one_token_) {
+    if (w.k1 <= span) continue;
+    const int64_t spans = (w.k1 + span - 1) / span;
+    merge_spans(attn_parts_.data() + part * n_head * (d + 2), spans, n_head, d,
                 op.out.f32() + w.t0 * n_head * d);
-    i = j;
+    part += spans;
   }
 }
 

@@ -113,14 +113,12 @@ struct AttnTileArgs {
   float* o;     // rows x dp: running output (start at 0); divide by l at the end
 };
 
-// Attention of one decoding token's query heads that share a KV head (rows = the group) over
-// keys [0, n_keys), read straight from the paged cache (no tile gather: the rows are too few to
-// pay for one). Two passes over the keys: scores (kept in scratch), then the weighted values.
-// Attention of one decoding token over keys [k0, k1) of its sequence, for every query head:
-// head r reads KV head r / group, at columns (r / group) * d of the cache rows. A sequence's
-// keys may be split into spans on several threads: each span's output is normalised by its own
-// softmax sum, and m and l let the spans merge exactly (out = sum of l e^(m - max m) out / the
-// sum of l e^(m - max m)).
+// Attention of one decoding token over keys [k0, k1) of its sequence, for every query head,
+// read straight from the paged cache (no tile gather: the rows are too few to pay for one), in
+// two passes: scores (kept in scratch), then the weighted values. Head r reads KV head
+// r / group, at columns (r / group) * d of the cache rows. A sequence's keys may be split into
+// spans on several threads: each span's output is normalised by its own softmax sum, and m and
+// l let the spans merge exactly (out = sum of l e^(m - max m) out / the sum of l e^(m - max m)).
 struct AttnDecodeArgs {
   int64_t n_kv, group, d;
   const float* q;       // n_kv * group rows of d, already multiplied by the softmax scale
