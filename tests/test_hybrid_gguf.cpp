@@ -14,7 +14,7 @@
 
 #include "gguf/gguf.h"
 #include "host/plugin_host.h"
-#include "model/decoder_hparams.h"
+#include "model/model_desc.h"
 #include "model/model.h"
 #include "modelgen/generator.h"
 
@@ -281,9 +281,9 @@ TEST(HybridGguf, ReadsPerLayerArraysOfEitherIntegerTypeAndRejectsWrongLengths) {
     edit(w);
     const auto bytes = w.to_bytes();
     auto g = sy::gguf::File::parse(bytes.data(), bytes.size(), "edited.gguf");
-    return sy::model::read_decoder_hparams(*g);
+    return sy::model::read_model_desc(*g);
   };
-  const auto base = sy::model::read_decoder_hparams(*f);
+  const auto base = sy::model::read_model_desc(*f);
   std::vector<sy::gguf::Value> u32, heads;
   for (uint32_t l = 0; l < s.n_layer; ++l) {
     u32.push_back(sy::gguf::Value::of_u32(s.is_attention_layer(l) ? s.n_head_kv : 0));

@@ -483,9 +483,9 @@ TEST_P(HybridOps, ValidationNamesTheProblem) {
   sy_moe_gate_args g{sizeof g, SY_MOE_GATING_SOFTMAX, &tl, &ti, &tgw, 1, 1.0f};
   EXPECT_EQ(api_->moe_gate(be_, &g), SY_ERR_INVALID_ARG);
   EXPECT_EQ(error(), "moe_gate: ids has ne[0]=5 experts per token, expected 1..4");
-  g.gating = 2;
+  g.gating = 3;
   EXPECT_EQ(api_->moe_gate(be_, &g), SY_ERR_UNSUPPORTED);
-  EXPECT_EQ(error(), "moe_gate: gating 2 not supported (1 = softmax)");
+  EXPECT_EQ(error(), "moe_gate: gating 3 not supported (1 = softmax, 2 = sigmoid)");
 
   sy_tensor mx = f32(std::vector<float>(32 * 2), {32, 1, 2});
   sy_tensor mw = f32(std::vector<float>(32 * 8 * 3), {32, 8, 3});

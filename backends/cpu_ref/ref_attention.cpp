@@ -51,12 +51,14 @@ void RefBackend::attention(const AttentionOp& op) {
     const int32_t* table = op.block_tables + (size_t)s * op.max_blocks_per_seq;
     for (uint32_t t = op.seq_token_start[s]; t < op.seq_token_start[s + 1]; ++t) {
       const int64_t len = (int64_t)op.token_pos[t] + 1;  // causal: positions [0, pos]
+      // A sliding window hides the positions before [pos - window + 1, pos].
+      const int64_t first = op.window ? std::max<int64_t>(0, len - op.window) : 0;
       score.assign(len, 0.0);
       for (int64_t h = 0; h < n_head; ++h) {
         const float* q = op.q.f32() + (t * n_head + h) * head_dim;
         const int64_t kv_off = (h / group) * head_dim;
         double mx = -INFINITY;
-        for (int64_t p = 0; p < len; ++p) {
+        for (int64_t p = first; p < len; ++p) {
           const int64_t slot =
               (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
           cache_row(op.k_cache, slot, kv_off, head_dim, k.data());
@@ -67,7 +69,7 @@ void RefBackend::attention(const AttentionOp& op) {
         }
         double sum = 0.0;
         std::fill(acc.begin(), acc.end(), 0.0);
-        for (int64_t p = 0; p < len; ++p) {
+        for (int64_t p = first; p < len; ++p) {
           const int64_t slot =
               (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
           cache_row(op.v_cache, slot, kv_off, head_dim, v.data());

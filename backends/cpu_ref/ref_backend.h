@@ -13,6 +13,7 @@ using plugin::Tensor;
 class RefBackend final : public plugin::Backend {
  public:
   SY_BACKEND_OP_OVERRIDES;
+  SY_BACKEND_OP_OVERRIDES_1_5;
 };
 
 }  // namespace sy::cpu_ref

@@ -1,6 +1,7 @@
 // The 1.1 hybrid ops as plain loops in double: causal conv1d and the S6 scan with per-slot
-// state, the MoE router, grouped expert matmul and the weighted combine. States are stored as
-// F32 after every token, so a chunk computed in one call equals the same tokens one at a time.
+// state, the MoE router (softmax or sigmoid, with the 1.5 selection bias), grouped expert matmul
+// (with the 1.5 stride and epilogue) and the weighted combine. States are stored as F32 after
+// every token, so a chunk computed in one call equals the same tokens one at a time.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -70,17 +71,24 @@ void RefBackend::ssm_scan(const plugin::SsmScanOp& op) {
 
 void RefBackend::moe_gate(const plugin::MoeGateOp& op) {
   const int64_t E = op.logits.ne[0], k = op.ids.ne[0];
-  std::vector<double> p(E);
+  std::vector<double> p(E), choose(E);
   std::vector<int32_t> order(E);
   for (int64_t t = 0; t < op.logits.ne[1]; ++t) {
     const float* l = op.logits.f32() + t * E;
-    const double mx = *std::max_element(l, l + E);
-    double sum = 0.0;
-    for (int64_t e = 0; e < E; ++e) sum += p[e] = std::exp((double)l[e] - mx);
-    for (double& v : p) v /= sum;
+    if (op.gating == SY_MOE_GATING_SIGMOID) {
+      for (int64_t e = 0; e < E; ++e) p[e] = 1.0 / (1.0 + std::exp(-(double)l[e]));
+    } else {
+      const double mx = *std::max_element(l, l + E);
+      double sum = 0.0;
+      for (int64_t e = 0; e < E; ++e) sum += p[e] = std::exp((double)l[e] - mx);
+      for (double& v : p) v /= sum;
+    }
+    // The selection bias only chooses; the weights are the unbiased probabilities.
+    for (int64_t e = 0; e < E; ++e) choose[e] = p[e] + (op.selection_bias ? op.selection_bias[e] : 0.0);
     std::iota(order.begin(), order.end(), 0);
-    // Stable: equal probabilities keep the lower expert id first.
-    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return p[a] > p[b]; });
+    // Stable: equal scores keep the lower expert id first.
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return choose[a] > choose[b]; });
     double wsum = 0.0;
     for (int64_t j = 0; j < k; ++j) wsum += p[order[j]];
     const double norm = op.normalize ? std::max(wsum, 6.103515625e-5) : 1.0;
@@ -104,7 +112,7 @@ void RefBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
     for (int64_t i = 0; i < k * T; ++i)
       if (ids[i] == e) uses.push_back(i);
     if (uses.empty()) continue;
-    const uint8_t* we = op.w.bytes() + e * N * row_bytes;
+    const uint8_t* we = op.w.bytes() + e * (int64_t)op.expert_stride;
     for (int64_t n = 0; n < N; ++n) {
       dtype::row_to_f32(op.w.dtype, we + n * row_bytes, wrow.data(), K);
       for (int64_t i : uses) {
@@ -112,7 +120,11 @@ void RefBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
         const float* x = op.x.f32() + (t * xs + (xs == 1 ? 0 : j)) * K;
         double acc = 0.0;
         for (int64_t c = 0; c < K; ++c) acc += (double)x[c] * wrow[c];
-        op.y.f32()[i * N + n] = (float)acc;
+        // The epilogue in F32, as ggml's add_id and mul round each step.
+        float v = (float)acc;
+        if (op.bias) v += op.bias[e * N + n];
+        if (op.scale) v *= op.scale[e];
+        op.y.f32()[i * N + n] = v;
       }
     }
   }

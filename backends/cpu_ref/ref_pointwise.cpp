@@ -1,6 +1,6 @@
-// rms_norm, rope, add, swiglu and softmax, computed in double; rope_ext and bias_scale in F32,
-// as llama.cpp computes them (their recipe is part of the op). Each reads an element before
-// writing the same element, so the allowed aliasing (y == x) is safe.
+// rms_norm, norm, rope, add, mul, swiglu, unary and softmax, computed in double; rope_ext and
+// bias_scale in F32, as llama.cpp computes them (their recipe is part of the op). Each reads an
+// element before writing the same element, so the allowed aliasing (y == x) is safe.
 #include <cmath>
 #include <vector>
 
@@ -93,6 +93,35 @@ void RefBackend::softmax(const Tensor& x, const Tensor& y) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += e[i] = std::exp((double)xr[i] - mx);
     for (int64_t i = 0; i < n; ++i) y.f32()[r * n + i] = (float)(e[i] / sum);
+  }
+}
+
+void RefBackend::norm(const plugin::NormOp& op) {
+  const int64_t n = op.x.ne[0];
+  for (int64_t r = 0; r < op.x.rows(); ++r) {
+    const float* xr = op.x.f32() + r * n;
+    float* yr = op.y.f32() + r * n;
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; ++i) ss += (double)xr[i] * xr[i];
+    const double inv = op.kind == SY_NORM_RMS ? 1.0 / std::sqrt(ss / (double)n + op.eps)
+                                              : 1.0 / std::fmax(std::sqrt(ss), (double)op.eps);
+    const float* w = op.w ? op.w + (r % op.groups) * n : nullptr;
+    for (int64_t i = 0; i < n; ++i) yr[i] = (float)(xr[i] * inv * (w ? (double)w[i] : 1.0));
+  }
+}
+
+void RefBackend::mul(const Tensor& a, const Tensor& b, const Tensor& y) {
+  const int64_t n = a.ne[0], bn = b.ne[0];  // bn == 1: one value per row of a
+  for (int64_t r = 0; r < a.rows(); ++r)
+    for (int64_t i = 0; i < n; ++i)
+      y.f32()[r * n + i] = a.f32()[r * n + i] * b.f32()[r * bn + (bn == 1 ? 0 : i)];
+}
+
+void RefBackend::unary(const plugin::UnaryOp& op) {
+  for (int64_t i = 0; i < op.x.nelements(); ++i) {
+    const double x = op.x.f32()[i];
+    const double r = std::fmax(x, 0.0);
+    op.y.f32()[i] = (float)(op.kind == SY_UNARY_SIGMOID ? 1.0 / (1.0 + std::exp(-x)) : r * r);
   }
 }
 

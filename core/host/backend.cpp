@@ -58,6 +58,14 @@ std::vector<std::string> Backend::missing_ops(const OpNeeds& needs) const {
   if (needs.wants(OpGroup::group) && !api_->name) missing.push_back(#name);
   SY_BACKEND_OPS(SY_MISSING_OP)
 #undef SY_MISSING_OP
+  // Members added to older ops' arguments in 1.5: an older plugin would ignore them.
+  if (SY_VERSION_MINOR(plugin_->abi_version()) < 5) {
+    if (needs.attention_window) missing.push_back("attention with a sliding window (ABI 1.5)");
+    if (needs.moe_routing_1_5)
+      missing.push_back("moe_gate with sigmoid routing or a selection bias (ABI 1.5)");
+    if (needs.moe_experts_1_5)
+      missing.push_back("moe_matmul with per-expert bias, scale or stride (ABI 1.5)");
+  }
   return missing;
 }
 

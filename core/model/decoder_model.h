@@ -1,9 +1,8 @@
-// The one decoder runtime behind llama, mamba and jamba: embeddings, then per layer an RMS-normed
-// token mixer (attention over the paged KV cache, with or without RoPE, or a Mamba-1 selective
-// scan with a per-sequence recurrent state) and an optional RMS-normed FFN (dense SwiGLU or MoE),
-// each added to the residual stream, then the output norm and head. An architecture is its layer
-// pattern and tensor table (model/arch.h, model/decoder_weights.h), as in llama.cpp. Weights are
-// used in place from the memory-mapped GGUF where the backend can wrap host memory.
+// The one decoder runtime behind every architecture: embeddings, then each layer as its
+// architecture's descriptor runs it (model/arch/), then the output norm and head. The runtime
+// owns what every layer shares: the batch flattened for the ops, the recurrent-state slots and
+// the prefix-cache snapshot copies, the MoE FFN, the scratch arena. Weights are used in place
+// from the memory-mapped GGUF where the backend can wrap host memory.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +10,13 @@
 #include <vector>
 
 #include "host/backend.h"
-#include "model/decoder_hparams.h"
-#include "model/decoder_weights.h"
+#include "model/arch/arch.h"
+#include "model/blocks/moe.h"
 #include "model/kv_cache.h"
+#include "model/layer_pass.h"
 #include "model/model.h"
-#include "model/moe_ffn.h"
+#include "model/model_desc.h"
+#include "model/model_weights.h"
 #include "model/recurrent_state.h"
 #include "model/weight_map.h"
 
@@ -31,7 +32,7 @@ class DecoderModel : public Model {
   DecoderModel(const gguf::File& file, Backend& backend);
   ~DecoderModel() override;
 
-  const DecoderHParams& hparams() const { return hp_; }
+  const ModelDesc& hparams() const { return d_; }
   const ModelInfo& info() const override { return info_; }
   void reserve_state_slots(uint32_t n_slots) override;
   uint64_t state_bytes_allocated() const override { return state_.bytes_allocated(); }
@@ -42,31 +43,29 @@ class DecoderModel : public Model {
                              bool all_logits = false) override;
 
  private:
-  struct Batch;  // the flattened inputs of one forward
-
   void fill_info();
-  void ensure_scratch(uint32_t n_tokens, uint32_t n_out);
-  void attention_mixer(const AttentionWeights& w, const Batch& bt, KvCache& cache,
-                       const sy_tensor& xn, const sy_tensor& out);
-  void ssm_mixer(const SsmWeights& w, const Batch& bt, const sy_tensor& xn, const sy_tensor& out);
+  OpNeeds op_needs() const;
+  void ensure_buffers(uint32_t n_tokens, uint32_t n_out);
 
   const gguf::File& file_;
   Backend& backend_;
-  DecoderHParams hp_;
+  ModelDesc d_;
+  const Arch& arch_;
   WeightMap weights_;
-  DecoderWeights w_;
+  ModelWeights w_;
   RecurrentState state_;
   std::unique_ptr<MoeFfn> moe_;
   std::unique_ptr<Buffer> ones_;  // unit norm weights (mamba with ssm.dt_b_c_rms, no tensors)
   sy_tensor ones_r_{}, ones_s_{};
   ModelInfo info_;
 
-  // Activations, grown to the largest batch seen.
+  // Activations, grown to the largest batch seen: the residual stream, its normed copy and the
+  // blocks' output ({E, T} each), the rows that want logits and their logits; and the layers'
+  // scratch arena.
   uint32_t cap_tokens_ = 0, cap_out_ = 0;
   std::unique_ptr<Buffer> act_;
-  uint64_t off_x_ = 0, off_xn_ = 0, off_mix_ = 0, off_u_ = 0, off_z_ = 0, off_uc_ = 0, off_dtr_ = 0,
-           off_b_ = 0, off_c_ = 0, off_dt_ = 0, off_y_ = 0, off_q_ = 0, off_k_ = 0, off_v_ = 0,
-           off_attn_ = 0, off_gate_ = 0, off_up_ = 0, off_sel_ = 0, off_logits_ = 0;
+  uint64_t off_xn_ = 0, off_mix_ = 0, off_sel_ = 0, off_logits_ = 0;
+  Scratch scratch_;
 };
 
 }  // namespace sy::model

@@ -5,8 +5,8 @@
 
 namespace sy::model {
 
-void RecurrentState::reserve(Backend& backend, uint32_t n_slots, int64_t d_conv, int64_t d_inner,
-                             int64_t d_state) {
+void RecurrentState::reserve(Backend& backend, uint32_t n_slots, int64_t d_conv,
+                             int64_t channels, int64_t d_state, int64_t d_inner) {
   conv_.clear();
   ssm_.clear();
   buf_.reset();
@@ -16,7 +16,7 @@ void RecurrentState::reserve(Backend& backend, uint32_t n_slots, int64_t d_conv,
   buf_ = backend.alloc(layer_floats * n_layers_ * sizeof(float));
   for (uint32_t r = 0; r < n_layers_; ++r) {
     const uint64_t off = r * layer_floats * sizeof(float);
-    conv_.push_back(make_tensor(*buf_, SY_DTYPE_F32, {d_conv - 1, d_inner, n_slots}, off));
+    conv_.push_back(make_tensor(*buf_, SY_DTYPE_F32, {d_conv - 1, channels, n_slots}, off));
     ssm_.push_back(make_tensor(*buf_, SY_DTYPE_F32, {d_state, d_inner, n_slots},
                                off + conv_floats_ * n_slots * sizeof(float)));
   }
@@ -28,8 +28,9 @@ void RecurrentState::reset(uint32_t slot) {
   for (uint32_t r = 0; r < conv_.size(); ++r) {
     buf_->write(conv_[r].offset + slot * conv_floats_ * sizeof(float), zeros_.data(),
                 conv_floats_ * sizeof(float));
-    buf_->write(ssm_[r].offset + slot * ssm_floats_ * sizeof(float), zeros_.data(),
-                ssm_floats_ * sizeof(float));
+    if (ssm_floats_)
+      buf_->write(ssm_[r].offset + slot * ssm_floats_ * sizeof(float), zeros_.data(),
+                  ssm_floats_ * sizeof(float));
   }
 }
 
@@ -38,7 +39,7 @@ void RecurrentState::reset(uint32_t slot) {
 namespace sy::model {
 
 void RecurrentState::copy_row(const sy_tensor& t, uint64_t floats, uint32_t from, uint32_t to) {
-  if (from == to) return;
+  if (from == to || floats == 0) return;
   const uint64_t n = floats * sizeof(float);
   const uint64_t src = t.offset + from * n, dst = t.offset + to * n;
   if (auto* p = static_cast<char*>(buf_->host_ptr())) {

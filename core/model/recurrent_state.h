@@ -1,6 +1,7 @@
 // The recurrent-state cache beside the KV cache: per recurrent layer a conv state
-// {d_conv-1, d_inner, slot} and an SSM state {d_state, d_inner, slot} of F32 in one backend
-// buffer. Fixed size per sequence; the engine hands out slots (one per running request) and a
+// {d_conv-1, channels, slot} and a scan state {d_state, d_inner, slot} of F32 in one backend
+// buffer, sized as llama.cpp sizes them for every family (model/model_desc.h: a short
+// convolution has no scan state). Fixed size per sequence; the engine hands out slots (one per running request) and a
 // sequence's slot is zeroed when it starts over at position 0 (admission or recompute after a
 // preemption), so nothing leaks from the slot's previous owner. Slots past the running
 // requests' hold prefix-cache snapshots (model/state_snapshots.h), copied in and out whole.
@@ -20,8 +21,8 @@ class RecurrentState {
       : n_layers_(n_layers), conv_floats_(conv_floats), ssm_floats_(ssm_floats) {}
 
   // (Re)allocates n_slots zeroed slots; earlier contents are dropped.
-  void reserve(Backend& backend, uint32_t n_slots, int64_t d_conv, int64_t d_inner,
-               int64_t d_state);
+  void reserve(Backend& backend, uint32_t n_slots, int64_t d_conv, int64_t channels,
+               int64_t d_state, int64_t d_inner);
   uint32_t n_slots() const { return n_slots_; }
   uint64_t bytes_per_seq() const {
     return n_layers_ * (conv_floats_ + ssm_floats_) * sizeof(float);

@@ -24,8 +24,7 @@ WeightMap::WeightMap(const gguf::File& file, Backend& backend) : file_(file), ba
 namespace {
 
 // Throws naming the tensor unless its shape is `ne` (trailing dims 1).
-void check_shape(const gguf::File& file, const gguf::TensorInfo& t,
-                 std::initializer_list<int64_t> ne) {
+void check_shape(const gguf::File& file, const gguf::TensorInfo& t, const std::vector<int64_t>& ne) {
   auto fail = [&](const std::string& why) {
     return std::runtime_error(file.origin() + ": tensor " + t.name + " " + why);
   };
@@ -42,7 +41,7 @@ void check_shape(const gguf::File& file, const gguf::TensorInfo& t,
 
 }  // namespace
 
-const sy_tensor* WeightMap::find(const std::string& name, std::initializer_list<int64_t> ne,
+const sy_tensor* WeightMap::find(const std::string& name, const std::vector<int64_t>& ne,
                                  Kind kind) {
   const gguf::TensorInfo* t = file_.find_tensor(name);
   if (!t) return nullptr;
@@ -55,8 +54,9 @@ const sy_tensor* WeightMap::find(const std::string& name, std::initializer_list<
   if (kind == Kind::matrix && !(backend_.device().weight_dtypes & (1ull << t->type)))
     throw Error("backend " + backend_.plugin().name() + " cannot multiply " + dtype::name(t->type) +
                 " weights (tensor " + name + ")");
-  owned_.push_back(std::make_unique<sy_tensor>(
-      make_tensor(*buf_, t->type, ne, static_cast<uint64_t>(t->data - base_))));
+  sy_tensor bound = make_tensor(*buf_, t->type, {}, static_cast<uint64_t>(t->data - base_));
+  for (size_t i = 0; i < ne.size(); ++i) bound.ne[i] = ne[i];
+  owned_.push_back(std::make_unique<sy_tensor>(bound));
   used_.insert(name);
   return owned_.back().get();
 }
@@ -87,7 +87,7 @@ std::optional<float> WeightMap::scalar(const std::string& name) {
   return v;
 }
 
-bool WeightMap::accept(const std::string& name, std::initializer_list<int64_t> ne) {
+bool WeightMap::accept(const std::string& name, const std::vector<int64_t>& ne) {
   const gguf::TensorInfo* t = file_.find_tensor(name);
   if (!t) return false;
   check_shape(file_, *t, ne);
@@ -102,25 +102,31 @@ std::vector<std::string> WeightMap::unused() const {
   return out;
 }
 
-const sy_tensor& WeightMap::get(const std::string& name, std::initializer_list<int64_t> ne,
+const sy_tensor& WeightMap::get(const std::string& name, const std::vector<int64_t>& ne,
                                 Kind kind) {
   const sy_tensor* t = find(name, ne, kind);
   if (!t) throw Error(file_.origin() + ": missing tensor " + name);
   return *t;
 }
 
-sy_tensor WeightMap::span(const sy_tensor& t, int64_t i0, int64_t n) {
-  sy_tensor v = t;
-  v.offset += static_cast<uint64_t>(i0) * sizeof(float);
-  v.ne[0] = n;
-  return v;
-}
-
-sy_tensor WeightMap::rows(const sy_tensor& t, int64_t r0, int64_t n) {
-  sy_tensor v = t;
-  v.offset += static_cast<uint64_t>(r0 * dtype::row_bytes(t.dtype, t.ne[0]));
-  v.ne[1] = n;
-  return v;
+const sy_tensor& WeightMap::permuted(const sy_tensor& t, const std::vector<int64_t>& perm) {
+  const uint64_t rb = dtype::row_bytes(t.dtype, t.ne[0]);
+  const int64_t rows = t.ne[1];
+  if (static_cast<int64_t>(perm.size()) != rows)
+    throw std::logic_error("permuted: the permutation has " + std::to_string(perm.size()) +
+                           " rows, the matrix " + std::to_string(rows));
+  if (t.buffer != buf_->handle()) throw std::logic_error("permuted: not a tensor of the file");
+  const uint8_t* src = base_ + t.offset;
+  std::vector<uint8_t> bytes(rb * static_cast<uint64_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(bytes.data() + static_cast<uint64_t>(perm[r]) * rb, src + r * rb, rb);
+  auto buf = backend_.alloc(bytes.size());
+  buf->write(0, bytes.data(), bytes.size());
+  file_.release(src, bytes.size());
+  copies_.push_back(std::move(buf));
+  owned_.push_back(std::make_unique<sy_tensor>(
+      make_tensor(*copies_.back(), t.dtype, {t.ne[0], t.ne[1]})));
+  return *owned_.back();
 }
 
 }  // namespace sy::model

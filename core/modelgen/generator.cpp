@@ -4,6 +4,9 @@
 #include <stdexcept>
 
 #include "gguf/gguf.h"
+#include "model/arch/arch.h"
+#include "model/names.h"
+#include "modelgen/tables.h"
 #include "modelgen/generator_detail.h"
 #include "modelgen/quant_mix.h"
 #include "switchyard/common/dtype.h"
@@ -53,8 +56,6 @@ void write_vocab(gguf::Writer& w, uint32_t n_vocab) {
 
 }  // namespace detail
 
-using detail::Rng;
-
 ModelShape preset_shape(const std::string& name) {
   ModelShape s;
   if (name == "dense-tiny") return s;
@@ -80,88 +81,51 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
-uint64_t count_params(const ModelShape& s) {
-  if (s.arch != "llama" || s.n_expert > 0) return detail::count_params(s, false);
-  const uint64_t E = s.n_embd, hd = s.n_embd / s.n_head;
-  const uint64_t per_layer = 2 * E + E * E * 2 + 2 * E * hd * s.n_head_kv + 3 * E * s.n_ff;
-  return uint64_t(s.n_vocab) * E * (s.tied_output ? 1 : 2) + E + per_layer * s.n_layer;
+namespace {
+
+// Parameters of the tensors d's table writes: {all, those one token uses}.
+std::pair<uint64_t, uint64_t> counted(const ModelDesc& d) {
+  CountTable t(d);
+  ModelWeights w;
+  find_arch(d.arch)->tensors(t, d, w);
+  return {t.params, t.active_params};
 }
 
-void write_random_llama(const ModelShape& s, const std::string& dtype, uint64_t seed,
+}  // namespace
+
+uint64_t count_params(const ModelShape& s) {
+  const ModelDesc d = detail::describe(s);
+  return counted(d).first;
+}
+
+uint64_t count_active_params(const ModelShape& s) {
+  const ModelDesc d = detail::describe(s);
+  return counted(d).second;
+}
+
+void write_random_model(const ModelShape& s, const std::string& dtype, uint64_t seed,
                         const std::filesystem::path& path) {
-  if (s.arch != "llama") return detail::write_random_ssm(s, dtype, seed, path);
   const dtype::FileType& ft = detail::file_type(dtype);
-  if (s.n_head == 0 || s.n_embd % s.n_head || s.n_head_kv == 0 || s.n_head % s.n_head_kv)
-    throw std::invalid_argument("n_head must divide n_embd and n_head_kv must divide n_head");
-  if (s.n_vocab < 259) throw std::invalid_argument("n_vocab must be at least 259 (3 specials + 256 bytes)");
-  const std::pair<const char*, uint32_t> dims[] = {{"n_embd", s.n_embd}, {"n_ff", s.n_ff}};
-  detail::check_whole_blocks(ft, dtype, dims, 2);
+  const ModelDesc d = detail::describe(s);
+  detail::check_blocks(s, ft, dtype);
+  const Arch& arch = *find_arch(d.arch);
   const QuantMix mix(ft, s);
-  const uint32_t hd = s.n_embd / s.n_head;
   using gguf::Value;
   gguf::Writer w;
-  w.set("general.architecture", Value::of_str("llama"));
-  w.set("general.name", Value::of_str("switchyard-random-" + std::to_string(count_params(s) / 1000000) + "M"));
+  w.set(names::key(names::Key::general_architecture, ""), Value::of_str(d.arch));
+  // Earlier writers named llama files without the architecture; kept so files stay identical.
+  const std::string size = std::to_string(counted(d).first / 1000000) + "M";
+  w.set(names::key(names::Key::general_name, ""),
+        Value::of_str("switchyard-random-" + (d.arch == "llama" ? size : d.arch + "-" + size)));
   detail::set_file_type(w, ft);
-  w.set("llama.vocab_size", Value::of_u32(s.n_vocab));
-  w.set("llama.context_length", Value::of_u32(s.n_ctx));
-  w.set("llama.embedding_length", Value::of_u32(s.n_embd));
-  w.set("llama.block_count", Value::of_u32(s.n_layer));
-  w.set("llama.feed_forward_length", Value::of_u32(s.n_ff));
-  w.set("llama.attention.head_count", Value::of_u32(s.n_head));
-  w.set("llama.attention.head_count_kv", Value::of_u32(s.n_head_kv));
-  w.set("llama.rope.dimension_count", Value::of_u32(hd));
-  w.set("llama.rope.freq_base", Value::of_f32(s.rope_freq_base));
-  w.set("llama.attention.layer_norm_rms_epsilon", Value::of_f32(s.rms_eps));
-  if (s.n_expert > 0) {  // Mixtral-style MoE in every layer
-    if (s.n_expert_used == 0 || s.n_expert_used > s.n_expert)
-      throw std::invalid_argument("n_expert_used must be in [1, n_expert]");
-    w.set("llama.expert_count", Value::of_u32(s.n_expert));
-    w.set("llama.expert_used_count", Value::of_u32(s.n_expert_used));
-  }
-
+  KeyWriter keys(w, d.arch);
+  write_common_keys(keys, d);
+  arch.write_keys(keys, d);
   detail::write_vocab(w, s.n_vocab);
-
-  Rng rng{seed};
-  std::vector<float> f;
-  std::vector<uint8_t> bytes;
-  // Matrices get N(0, gain^2 / fan_in) so activations keep unit scale through the stack.
-  auto add = [&](const std::string& name, std::vector<int64_t> ne, float stddev, bool is_norm) {
-    int64_t n = 1;
-    for (auto d : ne) n *= d;
-    f.resize(n);
-    for (auto& v : f) v = is_norm ? 1.0f + 0.1f * rng.normal() : stddev * rng.normal();
-    const uint32_t t = is_norm ? uint32_t(SY_DTYPE_F32) : mix.type_for(name, ne[0]);
-    bytes.resize(dtype::row_bytes(t, ne[0]) * (n / ne[0]));
-    const int64_t rb = dtype::row_bytes(t, ne[0]);
-    for (int64_t r = 0; r < n / ne[0]; ++r) dtype::row_from_f32(t, f.data() + r * ne[0], bytes.data() + r * rb, ne[0]);
-    w.add_tensor(name, t, ne, bytes.data(), bytes.size());
-  };
-  const int64_t E = s.n_embd, V = s.n_vocab, F = s.n_ff, Q = int64_t(hd) * s.n_head, KV = int64_t(hd) * s.n_head_kv;
-  const float res_gain = 1.0f / std::sqrt(2.0f * s.n_layer);
-  add("token_embd.weight", {E, V}, 1.0f, false);
-  add("output_norm.weight", {E}, 0, true);
-  if (!s.tied_output) add("output.weight", {E, V}, 1.0f / std::sqrt(float(E)), false);
-  for (uint32_t l = 0; l < s.n_layer; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    add(b + "attn_norm.weight", {E}, 0, true);
-    add(b + "attn_q.weight", {E, Q}, 1.0f / std::sqrt(float(E)), false);
-    add(b + "attn_k.weight", {E, KV}, 1.0f / std::sqrt(float(E)), false);
-    add(b + "attn_v.weight", {E, KV}, 1.0f / std::sqrt(float(E)), false);
-    add(b + "attn_output.weight", {Q, E}, res_gain / std::sqrt(float(Q)), false);
-    add(b + "ffn_norm.weight", {E}, 0, true);
-    if (s.n_expert > 0) {
-      const int64_t X = s.n_expert;
-      detail::add_router(w, rng, b + "ffn_gate_inp.weight", E, X);
-      add(b + "ffn_gate_exps.weight", {E, F, X}, 1.0f / std::sqrt(float(E)), false);
-      add(b + "ffn_up_exps.weight", {E, F, X}, 1.0f / std::sqrt(float(E)), false);
-      add(b + "ffn_down_exps.weight", {F, E, X}, res_gain / std::sqrt(float(F)), false);
-      continue;
-    }
-    add(b + "ffn_gate.weight", {E, F}, 1.0f / std::sqrt(float(E)), false);
-    add(b + "ffn_up.weight", {E, F}, 1.0f / std::sqrt(float(E)), false);
-    add(b + "ffn_down.weight", {F, E}, res_gain / std::sqrt(float(F)), false);
-  }
+  detail::Rng rng{seed};
+  WriteTable table(w, rng, mix, d);
+  ModelWeights unused;
+  arch.tensors(table, d, unused);
   w.write(path);
 }
 

@@ -52,13 +52,14 @@ std::vector<std::string> preset_names();
 // dtype: a llama.cpp file type in lower case (dtype::kFileTypes: f32, f16, bf16, q4_0, q4_1,
 // q5_0, q5_1, q8_0, q2_k, q3_k_s/m/l, q4_k_s/m, q5_k_s/m, q6_k, iq4_nl, iq4_xs) for the matrices,
 // each matrix typed and quantised as llama-quantize would (modelgen/quant_mix.h); norms, biases,
-// ssm_conv1d, ssm_a, ssm_d and the MoE router stay F32 as in llama.cpp. Writes shape.arch (the name
-// predates the other architectures; write_random_model is the same function).
-void write_random_llama(const ModelShape& shape, const std::string& dtype, uint64_t seed,
+// ssm_conv1d, ssm_a, ssm_d and the MoE router stay F32 as in llama.cpp. The keys and tensors are
+// the architecture descriptor's (model/arch/): what its loader reads, its table in file order.
+// (write_random_llama is the older name of the same function.)
+void write_random_model(const ModelShape& shape, const std::string& dtype, uint64_t seed,
                         const std::filesystem::path& path);
-inline void write_random_model(const ModelShape& shape, const std::string& dtype, uint64_t seed,
+inline void write_random_llama(const ModelShape& shape, const std::string& dtype, uint64_t seed,
                                const std::filesystem::path& path) {
-  write_random_llama(shape, dtype, seed, path);
+  write_random_model(shape, dtype, seed, path);
 }
 
 uint64_t count_params(const ModelShape& shape);

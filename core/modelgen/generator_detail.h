@@ -1,5 +1,5 @@
-// Internals shared by the llama writer (generator.cpp) and the mamba / jamba writer
-// (ssm_generator.cpp). Not for other users.
+// Internals shared by the random-model writer's files (generator.cpp, presets.cpp, describe.cpp,
+// tables.cpp). Not for other users.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/model_desc.h"
 #include "modelgen/generator.h"
 #include "switchyard/common/file_type.h"
 
@@ -42,15 +43,14 @@ void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name
 // general.file_type, and general.quantization_version for quantised types.
 void set_file_type(gguf::Writer& w, const dtype::FileType& ft);
 void write_vocab(gguf::Writer& w, uint32_t n_vocab);
-// The MoE router {n_embd, n_expert}: F32 N(0, 1/n_embd), never quantised (llama.cpp keeps
-// ffn_gate_inp in full precision).
-void add_router(gguf::Writer& w, Rng& rng, const std::string& name, int64_t n_embd,
-                int64_t n_expert);
 
-void write_random_ssm(const ModelShape& s, const std::string& dtype, uint64_t seed,
-                      const std::filesystem::path& path);  // mamba and jamba
+// The description a shape stands for (the keys the writer writes, read back by the loader, give
+// the same one); throws std::invalid_argument naming what is wrong with the shape.
+ModelDesc describe(const ModelShape& s);
+// Throws std::invalid_argument naming a dimension whose rows are not whole blocks of the file
+// type (for file types without a fallback type).
+void check_blocks(const ModelShape& s, const dtype::FileType& ft, const std::string& dtype);
 bool hybrid_preset(const std::string& name, ModelShape& out);
 std::vector<std::string> hybrid_preset_names();
-uint64_t count_params(const ModelShape& s, bool active);  // any arch
 
 }  // namespace sy::model::detail

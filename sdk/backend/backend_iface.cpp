@@ -177,6 +177,10 @@ void moe_combine(Backend& be, const sy_tensor* x, const sy_tensor* weights, cons
   auto r = checks::moe_combine(be, x, weights, y);
   be.moe_combine(r.a, r.b, r.y);
 }
+void mul(Backend& be, const sy_tensor* a, const sy_tensor* b, const sy_tensor* y) {
+  auto r = checks::mul(be, a, b, y);
+  be.mul(r.a, r.b, r.y);
+}
 // The ops with an argument struct: validated into the Op the virtual takes.
 #define SY_RUN_ARGS_OP(name, type) \
   void name(Backend& be, const type* args) { be.name(checks::name(be, args)); }
@@ -188,6 +192,10 @@ SY_RUN_ARGS_OP(moe_gate, sy_moe_gate_args)
 SY_RUN_ARGS_OP(moe_matmul, sy_moe_matmul_args)
 SY_RUN_ARGS_OP(rope_ext, sy_rope_ext_args)
 SY_RUN_ARGS_OP(bias_scale, sy_bias_scale_args)
+SY_RUN_ARGS_OP(ssm_scan2, sy_ssm_scan2_args)
+SY_RUN_ARGS_OP(gated_delta_net, sy_gated_delta_net_args)
+SY_RUN_ARGS_OP(norm, sy_norm_args)
+SY_RUN_ARGS_OP(unary, sy_unary_args)
 #undef SY_RUN_ARGS_OP
 
 // A new owned, 64-byte aligned buffer marked packed, or none when the backend keeps w as it is.
@@ -259,7 +267,10 @@ uint64_t omitted_ops(const PluginDesc& desc) {
   constexpr uint64_t kHybrid = op_bit(OpIndex::ssm_conv) | op_bit(OpIndex::ssm_scan) |
                                op_bit(OpIndex::moe_gate) | op_bit(OpIndex::moe_matmul) |
                                op_bit(OpIndex::moe_combine);
-  return desc.omit_ops | (desc.hybrid_ops ? 0 : kHybrid);
+  constexpr uint64_t kHybrid2 = op_bit(OpIndex::ssm_scan2) | op_bit(OpIndex::gated_delta_net) |
+                                op_bit(OpIndex::norm) | op_bit(OpIndex::mul) |
+                                op_bit(OpIndex::unary);
+  return desc.omit_ops | (desc.hybrid_ops ? 0 : kHybrid) | (desc.hybrid2_ops ? 0 : kHybrid2);
 }
 
 sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*),

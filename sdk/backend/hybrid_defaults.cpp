@@ -1,4 +1,4 @@
-// Default bodies of the optional ops (softmax, the 1.1 hybrid ops, the 1.3 model ops) for
+// Default bodies of the optional ops (softmax, the 1.1 hybrid ops, the 1.3 model ops, the 1.5 ops) for
 // backends that do not implement them. The table leaves the hybrid slots NULL unless
 // PluginDesc::hybrid_ops is set (softmax's when omit_ops says so), so they only run when a plugin
 // exports an op without overriding it: a clear error instead of a crash.
@@ -37,6 +37,21 @@ void Backend::rope_ext(const RopeExtOp&) {
 }
 void Backend::bias_scale(const BiasScaleOp&) {
   unsupported(*this, "bias_scale");
+}
+void Backend::ssm_scan2(const SsmScan2Op&) {
+  unsupported(*this, "ssm_scan2");
+}
+void Backend::gated_delta_net(const GatedDeltaNetOp&) {
+  unsupported(*this, "gated_delta_net");
+}
+void Backend::norm(const NormOp&) {
+  unsupported(*this, "norm");
+}
+void Backend::mul(const Tensor&, const Tensor&, const Tensor&) {
+  unsupported(*this, "mul");
+}
+void Backend::unary(const UnaryOp&) {
+  unsupported(*this, "unary");
 }
 uint64_t Backend::packed_size(const Tensor&) {
   return 0;

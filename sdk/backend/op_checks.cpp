@@ -70,6 +70,37 @@ class Checker {
     return resolve(name, t, packed_ok);
   }
 
+  // A weight of n_expert matrices {K, N} whose expert e starts `stride` bytes after expert e - 1
+  // (moe_matmul's expert_stride, 1.5): each matrix is checked as a tensor of its own, so the
+  // buffer must hold [offset, offset + (n_expert - 1) * stride + N * row_bytes(K)).
+  Tensor strided_weight(const char* name, const sy_tensor* t, uint64_t stride) const {
+    header(name, t);
+    const uint64_t mask = be_.desc ? be_.desc->weight_dtypes : 0;
+    if (t->dtype >= 64 || !((mask >> t->dtype) & 1u) || !dtype::is_known(t->dtype))
+      fail(SY_ERR_UNSUPPORTED, "weight dtype %u not supported", t->dtype);
+    sy_tensor first = *t;
+    first.ne[2] = first.ne[3] = 1;
+    Tensor out = resolve(name, &first);
+    const int64_t n_expert = t->ne[2];
+    if (n_expert < 0 || t->ne[3] != 1)
+      fail(SY_ERR_INVALID_ARG, "%s has ne[2]=%" PRId64 " ne[3]=%" PRId64, name, t->ne[2],
+           t->ne[3]);
+    const uint64_t matrix = (uint64_t)nbytes(out);
+    if (stride < matrix || stride % 2 != 0)
+      fail(SY_ERR_INVALID_ARG,
+           "expert_stride=%" PRIu64 " must be even and at least one expert's %" PRIu64 " bytes",
+           stride, matrix);
+    if (n_expert > 1) {
+      sy_tensor last = first;
+      const unsigned __int128 off = (unsigned __int128)t->offset + (unsigned __int128)stride * (uint64_t)(n_expert - 1);
+      if (off > UINT64_MAX) fail(SY_ERR_INVALID_ARG, "%s: expert_stride overflows", name);
+      last.offset = (uint64_t)off;
+      resolve(name, &last);
+    }
+    out.ne[2] = n_expert;
+    return out;
+  }
+
   void same(const char* an, const Tensor& a, int i, const char* bn, const Tensor& b, int j) const {
     if (a.ne[i] != b.ne[j])
       fail(SY_ERR_INVALID_ARG, "%s has ne[%d]=%" PRId64 " but %s has ne[%d]=%" PRId64, an, i,
@@ -378,9 +409,20 @@ KvStoreOp kv_store(const Backend& be, const sy_kv_store_args* args) {
   return op;
 }
 
+// Whether the args struct covers a member (one added in a later minor than the struct's first).
+#define SY_ARGS_COVER(args, type, field) \
+  ((args)->struct_size >= offsetof(type, field) + sizeof((args)->field))
+
+// A 1.5 member's value reaches a plugin that speaks 1.5 only (PluginDesc::hybrid2_ops).
+void require_1_5(const Checker& c, const Backend& be, const char* what) {
+  if (!(be.desc && be.desc->hybrid2_ops))
+    c.fail(SY_ERR_UNSUPPORTED, "%s needs ABI 1.5, which %s does not implement", what,
+           be.desc ? be.desc->name : "this backend");
+}
+
 AttentionOp attention(const Backend& be, const sy_attention_args* args) {
   Checker c(be, "attention");
-  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_attention_args));
+  c.args_header(args, args ? args->struct_size : 0, offsetof(sy_attention_args, window));
   AttentionOp op{c.f32("q", args->q),
                  c.kv_cache("k_cache", args->k_cache),
                  c.kv_cache("v_cache", args->v_cache),
@@ -412,6 +454,12 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
   c.same_dtype("v_cache", op.v_cache, "k_cache", op.k_cache);
   if (op.block_size == 0) c.fail(SY_ERR_INVALID_ARG, "block_size=0 must be positive");
   c.finite("scale", op.scale);
+  if (SY_ARGS_COVER(args, sy_attention_args, window) && args->window != 0) {
+    require_1_5(c, be, "a sliding window");
+    if (args->window > INT32_MAX)
+      c.fail(SY_ERR_INVALID_ARG, "window=%" PRIu64 " is above %d", args->window, INT32_MAX);
+    op.window = static_cast<uint32_t>(args->window);
+  }
 
   const uint32_t* st = op.seq_token_start;
   check_seq_token_start(c, op.n_seqs, st, n_tokens, "q has");
@@ -560,11 +608,14 @@ SsmScanOp ssm_scan(const Backend& be, const sy_ssm_scan_args* args) {
 
 MoeGateOp moe_gate(const Backend& be, const sy_moe_gate_args* args) {
   Checker c(be, "moe_gate");
-  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_moe_gate_args));
-  if (args->gating != SY_MOE_GATING_SOFTMAX)
-    c.fail(SY_ERR_UNSUPPORTED, "gating %u not supported (1 = softmax)", args->gating);
+  c.args_header(args, args ? args->struct_size : 0, offsetof(sy_moe_gate_args, selection_bias));
+  const bool v15 = be.desc && be.desc->hybrid2_ops;
+  if (args->gating != SY_MOE_GATING_SOFTMAX && !(v15 && args->gating == SY_MOE_GATING_SIGMOID))
+    c.fail(SY_ERR_UNSUPPORTED, "gating %u not supported (%s)", args->gating,
+           v15 ? "1 = softmax, 2 = sigmoid" : "1 = softmax");
   MoeGateOp op{c.f32("logits", args->logits), c.i32("ids", args->ids),
                c.f32("weights", args->weights), args->normalize != 0, args->scale};
+  op.gating = args->gating;
   c.at_most_2d("logits", op.logits);
   c.at_most_2d("ids", op.ids);
   const int64_t n_expert = op.logits.ne[0], k = op.ids.ne[0];
@@ -577,15 +628,25 @@ MoeGateOp moe_gate(const Backend& be, const sy_moe_gate_args* args) {
   c.disjoint("ids", op.ids, "logits", op.logits);
   c.disjoint("weights", op.weights, "logits", op.logits);
   c.disjoint("weights", op.weights, "ids", op.ids);
+  if (SY_ARGS_COVER(args, sy_moe_gate_args, selection_bias) && args->selection_bias) {
+    require_1_5(c, be, "selection_bias");
+    op.selection_bias = optional_vec(c, "selection_bias", args->selection_bias, n_expert);
+  }
   return op;
 }
 
 MoeMatmulOp moe_matmul(const Backend& be, const sy_moe_matmul_args* args) {
   Checker c(be, "moe_matmul");
-  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_moe_matmul_args));
-  MoeMatmulOp op{c.f32("x", args->x), c.weight("w", "weight", args->w), c.i32("ids", args->ids),
-                 c.f32("y", args->y)};
+  c.args_header(args, args ? args->struct_size : 0, offsetof(sy_moe_matmul_args, expert_stride));
+  const bool v15 = SY_ARGS_COVER(args, sy_moe_matmul_args, scale);
+  const uint64_t stride = v15 ? args->expert_stride : 0;
+  if (stride != 0) require_1_5(c, be, "expert_stride");
+  MoeMatmulOp op{c.f32("x", args->x),
+                 stride ? c.strided_weight("w", args->w, stride) : c.weight("w", "weight", args->w),
+                 c.i32("ids", args->ids), c.f32("y", args->y)};
   c.dim_is("w", op.w, 3, 1);
+  op.expert_stride =
+      stride ? stride : (uint64_t)dtype::row_bytes(op.w.dtype, op.w.ne[0]) * (uint64_t)op.w.ne[1];
   c.at_most_2d("ids", op.ids);
   const int64_t k = op.ids.ne[0], n_tokens = op.ids.ne[1], n_expert = op.w.ne[2];
   c.same("x", op.x, 0, "w", op.w, 0);
@@ -606,6 +667,20 @@ MoeMatmulOp moe_matmul(const Backend& be, const sy_moe_matmul_args* args) {
   c.disjoint("y", op.y, "x", op.x);
   c.disjoint("y", op.y, "w", op.w);
   c.disjoint("y", op.y, "ids", op.ids);
+  if (v15 && args->bias) {
+    require_1_5(c, be, "bias");
+    const Tensor b = c.f32("bias", args->bias);
+    c.same("bias", b, 0, "w", op.w, 1);
+    c.dim_is("bias", b, 1, n_expert);
+    c.dim_is("bias", b, 2, 1);
+    c.dim_is("bias", b, 3, 1);
+    c.disjoint("y", op.y, "bias", b);
+    op.bias = b.f32();
+  }
+  if (v15 && args->scale) {
+    require_1_5(c, be, "scale");
+    op.scale = optional_vec(c, "scale", args->scale, n_expert);
+  }
   return op;
 }
 
@@ -623,6 +698,174 @@ BinaryArgs moe_combine(const Backend& be, const sy_tensor* x, const sy_tensor* w
   c.disjoint("y", r.y, "x", r.a);
   c.disjoint("y", r.y, "weights", r.b);
   return r;
+}
+
+// ---- 1.5 ops ----
+
+SsmScan2Op ssm_scan2(const Backend& be, const sy_ssm_scan2_args* args) {
+  Checker c(be, "ssm_scan2");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_ssm_scan2_args));
+  SsmScan2Op op{c.f32("xbc", args->xbc),
+                c.f32("dt", args->dt),
+                c.f32("a", args->a),
+                c.f32("state", args->state),
+                c.f32("y", args->y),
+                nullptr,
+                nullptr,
+                nullptr,
+                0,
+                0,
+                0,
+                args->n_seqs,
+                args->seq_token_start,
+                args->state_slots};
+  c.at_most_2d("xbc", op.xbc);
+  c.at_most_2d("y", op.y);
+  const int64_t d_inner = op.y.ne[0], n_tokens = op.y.ne[1];
+  op.n_head = op.a.nelements();
+  op.d_state = op.state.ne[0];
+  if (op.n_head < 1 || d_inner % op.n_head != 0)
+    c.fail(SY_ERR_INVALID_ARG, "a has %" PRId64 " values (heads), which must divide d_inner=%" PRId64,
+           op.n_head, d_inner);
+  if (op.d_state < 1) c.fail(SY_ERR_INVALID_ARG, "state has ne[0]=0, expected d_state >= 1");
+  const int64_t extra = op.xbc.ne[0] - d_inner;
+  if (extra <= 0 || extra % (2 * op.d_state) != 0)
+    c.fail(SY_ERR_INVALID_ARG,
+           "xbc has ne[0]=%" PRId64 ", expected d_inner=%" PRId64 " + 2 * n_group * d_state=%" PRId64,
+           op.xbc.ne[0], d_inner, op.d_state);
+  op.n_group = extra / (2 * op.d_state);
+  if (op.n_head % op.n_group != 0)
+    c.fail(SY_ERR_INVALID_ARG, "n_group=%" PRId64 " must divide n_head=%" PRId64, op.n_group,
+           op.n_head);
+  c.same("xbc", op.xbc, 1, "y", op.y, 1);
+  c.dim_is("dt", op.dt, 0, op.n_head);
+  c.same("dt", op.dt, 1, "y", op.y, 1);
+  c.at_most_2d("dt", op.dt);
+  c.dim_is("state", op.state, 1, d_inner);
+  c.dim_is("state", op.state, 3, 1);
+  op.dt_bias = optional_vec(c, "dt_bias", args->dt_bias, op.n_head);
+  op.d = optional_vec(c, "d", args->d, op.n_head);
+  if (args->z) {
+    Tensor z = c.f32("z", args->z);
+    c.same_shape("z", z, "y", op.y);
+    c.disjoint("y", op.y, "z", z);
+    op.z = z.f32();
+  }
+  check_seq_slots(c, op.n_seqs, op.seq_token_start, op.state_slots, n_tokens, op.state.ne[2]);
+  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"xbc", &op.xbc},
+                                {"dt", &op.dt},
+                                {"a", &op.a},
+                                {"state", &op.state}})
+    c.disjoint("y", op.y, name, *t);
+  c.disjoint("state", op.state, "xbc", op.xbc);
+  return op;
+}
+
+GatedDeltaNetOp gated_delta_net(const Backend& be, const sy_gated_delta_net_args* args) {
+  Checker c(be, "gated_delta_net");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_gated_delta_net_args));
+  GatedDeltaNetOp op{c.f32("qkv", args->qkv),
+                     c.f32("alpha", args->alpha),
+                     c.f32("beta", args->beta),
+                     c.f32("state", args->state),
+                     c.f32("y", args->y),
+                     nullptr,
+                     nullptr,
+                     0,
+                     0,
+                     0,
+                     args->head_map,
+                     args->eps,
+                     args->n_seqs,
+                     args->seq_token_start,
+                     args->state_slots};
+  if (op.head_map != SY_GDN_HEADS_MODULO && op.head_map != SY_GDN_HEADS_BLOCKED)
+    c.fail(SY_ERR_INVALID_ARG, "head_map %u is not a sy_gdn_head_map", op.head_map);
+  if (!(op.eps >= 0.0f) || !std::isfinite(op.eps))
+    c.fail(SY_ERR_INVALID_ARG, "eps=%g must be finite and >= 0", (double)op.eps);
+  c.at_most_2d("qkv", op.qkv);
+  c.at_most_2d("alpha", op.alpha);
+  const int64_t S = op.state.ne[0], n_tokens = op.qkv.ne[1];
+  op.head_dim = S;
+  op.n_v_head = op.alpha.ne[0];
+  if (S < 1 || op.n_v_head < 1)
+    c.fail(SY_ERR_INVALID_ARG, "state has ne[0]=%" PRId64 " and alpha ne[0]=%" PRId64
+           ", expected both >= 1", S, op.n_v_head);
+  const int64_t qk = op.qkv.ne[0] - op.n_v_head * S;
+  if (qk <= 0 || qk % (2 * S) != 0)
+    c.fail(SY_ERR_INVALID_ARG,
+           "qkv has ne[0]=%" PRId64 ", expected (2 * n_k_head + n_v_head=%" PRId64 ") * S=%" PRId64,
+           op.qkv.ne[0], op.n_v_head, S);
+  op.n_k_head = qk / (2 * S);
+  if (op.n_v_head % op.n_k_head != 0)
+    c.fail(SY_ERR_INVALID_ARG, "n_k_head=%" PRId64 " must divide n_v_head=%" PRId64, op.n_k_head,
+           op.n_v_head);
+  c.same("alpha", op.alpha, 1, "qkv", op.qkv, 1);
+  c.same_shape("beta", op.beta, "alpha", op.alpha);
+  c.dim_is("state", op.state, 1, S);
+  c.dim_is("state", op.state, 2, op.n_v_head);
+  c.dim_is("y", op.y, 0, S);
+  c.dim_is("y", op.y, 1, op.n_v_head);
+  c.dim_is("y", op.y, 2, n_tokens);
+  c.dim_is("y", op.y, 3, 1);
+  if (!args->dt_bias) c.fail(SY_ERR_INVALID_ARG, "dt_bias is NULL");
+  if (!args->a) c.fail(SY_ERR_INVALID_ARG, "a is NULL");
+  op.dt_bias = optional_vec(c, "dt_bias", args->dt_bias, op.n_v_head);
+  op.a = optional_vec(c, "a", args->a, op.n_v_head);
+  check_seq_slots(c, op.n_seqs, op.seq_token_start, op.state_slots, n_tokens, op.state.ne[3]);
+  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"qkv", &op.qkv},
+                                {"alpha", &op.alpha},
+                                {"beta", &op.beta},
+                                {"state", &op.state}})
+    c.disjoint("y", op.y, name, *t);
+  c.disjoint("state", op.state, "qkv", op.qkv);
+  return op;
+}
+
+NormOp norm(const Backend& be, const sy_norm_args* args) {
+  Checker c(be, "norm");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_norm_args));
+  if (args->kind != SY_NORM_RMS && args->kind != SY_NORM_L2)
+    c.fail(SY_ERR_INVALID_ARG, "kind %u is not a sy_norm_kind", args->kind);
+  NormOp op{c.f32("x", args->x), c.f32("y", args->y), nullptr, 1, args->kind, args->eps};
+  c.same_shape("y", op.y, "x", op.x);
+  c.alias_or_disjoint("y", op.y, "x", op.x);
+  if (!(op.eps >= 0.0f) || !std::isfinite(op.eps))
+    c.fail(SY_ERR_INVALID_ARG, "eps=%g must be finite and >= 0", (double)op.eps);
+  if (args->w) {
+    const Tensor w = c.f32("w", args->w);
+    c.same("w", w, 0, "x", op.x, 0);
+    c.at_most_2d("w", w);
+    op.groups = w.ne[1];
+    if (op.groups < 1 || op.x.rows() % op.groups != 0)
+      c.fail(SY_ERR_INVALID_ARG, "w has ne[1]=%" PRId64 " groups, which must divide x's %" PRId64
+             " rows", op.groups, op.x.rows());
+    c.disjoint("y", op.y, "w", w);
+    op.w = w.f32();
+  }
+  return op;
+}
+
+BinaryArgs mul(const Backend& be, const sy_tensor* a, const sy_tensor* b, const sy_tensor* y) {
+  Checker c(be, "mul");
+  BinaryArgs r{c.f32("a", a), c.f32("b", b), c.f32("y", y)};
+  if (r.b.ne[0] != 1 || r.a.ne[0] == 1) c.same("b", r.b, 0, "a", r.a, 0);
+  for (int i = 1; i < 4; ++i) c.same("b", r.b, i, "a", r.a, i);
+  c.same_shape("y", r.y, "a", r.a);
+  c.alias_or_disjoint("y", r.y, "a", r.a);
+  c.alias_or_disjoint("y", r.y, "b", r.b);
+  return r;
+}
+
+UnaryOp unary(const Backend& be, const sy_unary_args* args) {
+  Checker c(be, "unary");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_unary_args));
+  if (args->kind != SY_UNARY_SIGMOID && args->kind != SY_UNARY_RELU_SQR)
+    c.fail(SY_ERR_INVALID_ARG, "kind %u is not a sy_unary_kind", args->kind);
+  UnaryOp op{c.f32("x", args->x), c.f32("y", args->y), args->kind};
+  c.same_shape("y", op.y, "x", op.x);
+  c.alias_or_disjoint("y", op.y, "x", op.x);
+  return op;
 }
 
 }  // namespace sy::plugin::checks

@@ -45,6 +45,11 @@ BinaryArgs moe_combine(const Backend& be, const sy_tensor* x, const sy_tensor* w
                        const sy_tensor* y);  // a = x, b = weights
 
 RopeExtOp rope_ext(const Backend& be, const sy_rope_ext_args* args);
+SsmScan2Op ssm_scan2(const Backend& be, const sy_ssm_scan2_args* args);
+GatedDeltaNetOp gated_delta_net(const Backend& be, const sy_gated_delta_net_args* args);
+NormOp norm(const Backend& be, const sy_norm_args* args);
+BinaryArgs mul(const Backend& be, const sy_tensor* a, const sy_tensor* b, const sy_tensor* y);
+UnaryOp unary(const Backend& be, const sy_unary_args* args);
 BiasScaleOp bias_scale(const Backend& be, const sy_bias_scale_args* args);
 
 // Bytes a validated tensor covers.

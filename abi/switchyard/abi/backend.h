@@ -67,7 +67,10 @@ typedef struct sy_kv_store_args {
 /* Causal attention of a batch of tokens from several sequences over a paged KV cache.
  * Token t of sequence s attends to positions [0, token_pos[t]] of s, read through s's block
  * table; the keys of the batch's own tokens must already be stored (kv_store). Query head h
- * uses KV head h / (n_head / n_kv_head) (grouped-query attention). */
+ * uses KV head h / (n_head / n_kv_head) (grouped-query attention).
+ * Since 1.5, a nonzero `window` limits that to the last `window` positions:
+ * [max(0, token_pos[t] - window + 1), token_pos[t]] (llama.cpp's sliding-window mask: key p0 is
+ * hidden from query p1 when p1 - p0 >= window). */
 typedef struct sy_attention_args {
   uint32_t struct_size;
   const sy_tensor* q;       /* F32 {head_dim, n_head, n_tokens} */
@@ -82,6 +85,10 @@ typedef struct sy_attention_args {
   uint32_t max_blocks_per_seq;
   uint32_t block_size;
   float scale; /* usually 1/sqrt(head_dim) */
+  /* ---- since 1.5 ---- */
+  /* 0: every earlier position; else the sliding window's length. 64 bits wide so that it starts
+   * past the 1.4 struct's tail padding, which a 1.4 host's struct_size covers. */
+  uint64_t window;
 } sy_attention_args;
 
 /* The shape of one engine step, for cost estimates (since 1.1). */
@@ -147,13 +154,17 @@ typedef struct sy_ssm_scan_args {
 } sy_ssm_scan_args;
 
 typedef enum sy_moe_gating {
-  SY_MOE_GATING_SOFTMAX = 1, /* llama.cpp LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX; others reserved */
+  SY_MOE_GATING_SOFTMAX = 1, /* llama.cpp LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX */
+  SY_MOE_GATING_SIGMOID = 2, /* since 1.5: LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID */
   SY_MOE_GATING_FORCE_32BIT = 0x7fffffff
 } sy_moe_gating;
 
 /* MoE router, per token t (llama.cpp build_moe_ffn):
- *   p = softmax(logits[:, t]) over all n_expert experts
- *   ids[:, t] = the k = ne0(ids) experts of highest p, in descending p; ties: lower id first
+ *   p = softmax(logits[:, t]) over all n_expert experts (SY_MOE_GATING_SOFTMAX), or
+ *   p = sigmoid(logits[:, t]) = 1 / (1 + exp(-logits)) element-wise (SIGMOID, since 1.5)
+ *   ids[:, t] = the k = ne0(ids) experts of highest p + selection_bias (since 1.5; 0 when NULL:
+ *               the bias only chooses, it is not in the weights), in descending order of that
+ *               sum; ties: lower id first
  *   w[j, t] = p[ids[j, t]]; if normalize: w /= max(sum_j w[j, t], 6.103515625e-5); w *= scale
  * ids and weights may not alias logits. */
 typedef struct sy_moe_gate_args {
@@ -164,13 +175,20 @@ typedef struct sy_moe_gate_args {
   const sy_tensor* weights; /* F32 {k, n_tokens} */
   uint32_t normalize;       /* nonzero: renormalise the k weights to sum 1 (Mixtral) */
   float scale;              /* applied last; 1 for none */
+  /* ---- since 1.5 ---- */
+  const sy_tensor* selection_bias; /* F32 {n_expert} (llama.cpp exp_probs_b), or NULL */
 } sy_moe_gate_args;
 
-/* Grouped expert matmul (ggml_mul_mat_id): for token t and slot j in [0, k),
- *   y[:, j, t] = W[:, :, ids[j, t]] applied to x[:, j', t],  j' = (ne1(x) == 1 ? 0 : j)
+/* Grouped expert matmul (ggml_mul_mat_id): for token t and slot j in [0, k), e = ids[j, t],
+ *   y[:, j, t] = W[:, :, e] applied to x[:, j', t],  j' = (ne1(x) == 1 ? 0 : j)
  * where W{K, N, n_expert} holds n_expert matrices of the sy matmul layout (expert e starts at
- * byte e * N * row_bytes(K)), in any dtype the device reports in weight_dtypes. Every id must be
- * in [0, n_expert) (CPU backends check and return SY_ERR_INVALID_ARG). y may not alias x. */
+ * byte e * N * row_bytes(K), or since 1.5 at e * expert_stride when that is nonzero), in any
+ * dtype the device reports in weight_dtypes. Since 1.5 the expert's epilogue follows, in F32 and
+ * in this order (llama.cpp's ggml_add_id then ggml_mul):
+ *   y[:, j, t] += bias[:, e]    (when bias is given)
+ *   y[:, j, t] *= scale[e]      (when scale is given)
+ * Every id must be in [0, n_expert) (CPU backends check and return SY_ERR_INVALID_ARG). y may
+ * not alias x. */
 typedef struct sy_moe_matmul_args {
   uint32_t struct_size;
   uint32_t reserved0;
@@ -178,6 +196,14 @@ typedef struct sy_moe_matmul_args {
   const sy_tensor* w;   /* {K, N, n_expert} */
   const sy_tensor* ids; /* I32 {k, n_tokens} (the moe_gate output) */
   const sy_tensor* y;   /* F32 {N, k, n_tokens} */
+  /* ---- since 1.5 ---- */
+  /* Bytes from one expert's matrix to the next; 0 means N * row_bytes(K). Larger strides let
+   * W be the rows of a fused tensor: llama.cpp's ffn_gate_up_exps {K, 2N, n_expert} is a gate
+   * W {K, N, n_expert} at its offset and an up W at offset + N * row_bytes(K), both with stride
+   * 2N * row_bytes(K). A multiple of the dtype's row alignment (2 bytes). */
+  uint64_t expert_stride;
+  const sy_tensor* bias;  /* F32 {N, n_expert}, or NULL */
+  const sy_tensor* scale; /* F32 {n_expert}, or NULL */
 } sy_moe_matmul_args;
 
 typedef enum sy_rope_mode {
@@ -239,6 +265,111 @@ typedef struct sy_bias_scale_args {
   float scale;
   uint32_t reserved0;
 } sy_bias_scale_args;
+
+/* ---- Argument structs since 1.5 ---- */
+
+/* Mamba-2's selective scan (the recurrent form of SSD, ggml_ssm_scan with a scalar A per head)
+ * over a batch of tokens from several sequences, batched as sy_ssm_scan_args. Sizes: d_inner
+ * = ne0(y), n_head = ne0(a) (d_inner a multiple of it: head_dim = d_inner / n_head), d_state =
+ * ne0(state), n_group = (ne0(xbc) - d_inner) / (2 * d_state) (n_head a multiple of it).
+ * Per sequence, token t, head h (group g = h / (n_head / n_group)), with s = the slot's state:
+ *   delta = softplus(dt[h, t] + dt_bias[h])      softplus(v) = v > 20 ? v : log1p(exp(v))
+ *   dA = exp(delta * a[h])
+ *   for each of the head's channels i in [h * head_dim, (h + 1) * head_dim):
+ *     xdt = x[i, t] * delta
+ *     s[n, i] = s[n, i] * dA + B[n, g, t] * xdt            for n in [0, d_state)
+ *     y[i, t] = sum_n s[n, i] * C[n, g, t]
+ *     y[i, t] = y[i, t] + d[h] * x[i, t]                    (when d is given)
+ *     y[i, t] = y[i, t] * silu(z[i, t])                     (when z is given)
+ * where column t of xbc holds x (d_inner values), then B {d_state, n_group}, then C (likewise):
+ * Mamba-2's conv output, which llama.cpp views in place. Fresh slots are zeroed by the host;
+ * state_slots of one call are distinct; y aliases no input or state. */
+typedef struct sy_ssm_scan2_args {
+  uint32_t struct_size;
+  uint32_t n_seqs;
+  const sy_tensor* xbc;     /* F32 {d_inner + 2 * n_group * d_state, n_tokens} */
+  const sy_tensor* dt;      /* F32 {n_head, n_tokens}: before the bias and softplus */
+  const sy_tensor* dt_bias; /* F32 {n_head}, or NULL */
+  const sy_tensor* a;       /* F32 {n_head}: llama.cpp ssm_a ({1, n_head} in files) */
+  const sy_tensor* d;       /* F32 {n_head}, or NULL for no skip term */
+  const sy_tensor* z;       /* F32 {d_inner, n_tokens}, or NULL for no gate */
+  const sy_tensor* state;   /* F32 {d_state, d_inner, n_slots}: in/out, slot-major */
+  const sy_tensor* y;       /* F32 {d_inner, n_tokens} */
+  const uint32_t* seq_token_start; /* n_seqs + 1 ascending offsets into the batch's tokens */
+  const int32_t* state_slots;      /* n_seqs rows of state, each in [0, n_slots) */
+} sy_ssm_scan2_args;
+
+typedef enum sy_gdn_head_map {
+  SY_GDN_HEADS_MODULO = 0,  /* value head j reads key head j mod n_k_head (qwen35, qwen35moe) */
+  SY_GDN_HEADS_BLOCKED = 1, /* value head j reads key head j / (n_v_head / n_k_head) (qwen3next) */
+  SY_GDN_HEADS_FORCE_32BIT = 0x7fffffff
+} sy_gdn_head_map;
+
+/* The gated delta rule (Qwen3-Next / Qwen3.5 linear attention, llama.cpp's fused
+ * ggml_gated_delta_net with the gate, beta and L2 norms folded in) over a batch of tokens from
+ * several sequences, batched as sy_ssm_scan_args, token by token in order. Sizes: S = ne0(state)
+ * (the key and value head size), n_v_head = ne0(alpha), n_k_head = (ne0(qkv) - n_v_head * S) /
+ * (2 * S) (n_v_head a multiple of it). Column t of qkv holds q (n_k_head heads of S values), then
+ * k (likewise), then v (n_v_head heads). Per sequence, token t, value head j reading key head m
+ * (head_map), with M = head j's S x S state in the slot (element (i, c) at c * S + i):
+ *   g = softplus(alpha[j, t] + dt_bias[j]) * a[j];  b = 1 / (1 + exp(-beta[j, t]))
+ *   qn = q_m / max(|q_m|_2, eps);  kn = k_m / max(|k_m|_2, eps)      (ggml_l2_norm)
+ *   M = exp(g) * M
+ *   u[c] = b * (v_j[c] - sum_i M[i, c] * kn[i])        for c in [0, S)
+ *   M[i, c] = M[i, c] + kn[i] * u[c]
+ *   y[c, j, t] = (sum_i M[i, c] * qn[i]) / sqrt(S)
+ * Fresh slots are zeroed by the host; state_slots of one call are distinct; y aliases no input
+ * or state. */
+typedef struct sy_gated_delta_net_args {
+  uint32_t struct_size;
+  uint32_t n_seqs;
+  const sy_tensor* qkv;     /* F32 {(2 * n_k_head + n_v_head) * S, n_tokens}: the conv output */
+  const sy_tensor* alpha;   /* F32 {n_v_head, n_tokens}: before the bias and softplus */
+  const sy_tensor* beta;    /* F32 {n_v_head, n_tokens}: before the sigmoid */
+  const sy_tensor* dt_bias; /* F32 {n_v_head} (llama.cpp ssm_dt.bias) */
+  const sy_tensor* a;       /* F32 {n_v_head} (llama.cpp ssm_a: -exp(A_log)) */
+  const sy_tensor* state;   /* F32 {S, S, n_v_head, n_slots}: in/out, slot-major */
+  const sy_tensor* y;       /* F32 {S, n_v_head, n_tokens} */
+  const uint32_t* seq_token_start; /* n_seqs + 1 ascending offsets into the batch's tokens */
+  const int32_t* state_slots;      /* n_seqs rows of state, each in [0, n_slots) */
+  uint32_t head_map;               /* sy_gdn_head_map; an unknown value is SY_ERR_INVALID_ARG */
+  float eps;                       /* of the L2 norms (llama.cpp: the rms epsilon) */
+} sy_gated_delta_net_args;
+
+typedef enum sy_norm_kind {
+  SY_NORM_RMS = 0, /* y = x / sqrt(mean(x^2) + eps) */
+  SY_NORM_L2 = 1,  /* y = x / max(sqrt(sum(x^2)), eps) (ggml_l2_norm) */
+  SY_NORM_KIND_FORCE_32BIT = 0x7fffffff
+} sy_norm_kind;
+
+/* A normalisation of every row of x{n, rows}, then (when w is given) a multiplication by a
+ * column of w{n, groups}: row r by column r mod groups. groups 1 is rms_norm's weight; Mamba-2's
+ * grouped norm views its {d_inner, T} activations as {d_inner / G, G * T} with w {d_inner / G, G};
+ * a per-head norm without weight (w NULL) is Gemma 4's value norm. In F32: the sum of squares,
+ * then the scale, then (x * scale) * w. y may alias x. */
+typedef struct sy_norm_args {
+  uint32_t struct_size;
+  uint32_t kind;      /* sy_norm_kind; an unknown value is SY_ERR_INVALID_ARG */
+  const sy_tensor* x; /* F32 {n, rows} */
+  const sy_tensor* w; /* F32 {n, groups} with rows a multiple of groups, or NULL */
+  const sy_tensor* y; /* F32 {n, rows} */
+  float eps;
+  uint32_t reserved0;
+} sy_norm_args;
+
+typedef enum sy_unary_kind {
+  SY_UNARY_SIGMOID = 0,  /* y = 1 / (1 + exp(-x)) */
+  SY_UNARY_RELU_SQR = 1, /* y = max(x, 0)^2 (Nemotron-H's FFN: ggml_relu then ggml_sqr) */
+  SY_UNARY_KIND_FORCE_32BIT = 0x7fffffff
+} sy_unary_kind;
+
+/* y = f(x) element-wise, F32, for the kind's f. y may alias x. */
+typedef struct sy_unary_args {
+  uint32_t struct_size;
+  uint32_t kind;      /* sy_unary_kind; an unknown value is SY_ERR_INVALID_ARG */
+  const sy_tensor* x; /* F32 */
+  const sy_tensor* y; /* F32, the shape of x */
+} sy_unary_args;
 
 typedef struct sy_backend_iface {
   uint32_t struct_size;
@@ -329,6 +460,20 @@ typedef struct sy_backend_iface {
    * or given to any other op: each refuses it with SY_ERR_INVALID_ARG. *out = NULL: the backend
    * has no layout of its own for w; keep using w. w itself is left as it was. */
   sy_status (*weight_pack)(sy_backend_t backend, const sy_tensor* w, sy_buffer_t* out);
+
+  /* ---- since 1.5: the 2026 hybrid families (Mamba-2, gated delta nets, short convolutions) ----
+   * Optional: a model that needs one is refused on a backend without it, naming the op. A
+   * plugin that negotiates 1.5 also honours the 1.5 members of sy_attention_args (window),
+   * sy_moe_gate_args (sigmoid gating, selection_bias) and sy_moe_matmul_args (expert_stride,
+   * bias, scale); the host sends nonzero values there only to such plugins. */
+  sy_status (*ssm_scan2)(sy_backend_t backend, const sy_ssm_scan2_args* args);
+  sy_status (*gated_delta_net)(sy_backend_t backend, const sy_gated_delta_net_args* args);
+  sy_status (*norm)(sy_backend_t backend, const sy_norm_args* args);
+  /* y = a * b element-wise, F32; b is a's shape, or {1, rows...}: one value per row of a
+   * (ggml_mul's broadcast). y may alias a or b. */
+  sy_status (*mul)(sy_backend_t backend, const sy_tensor* a, const sy_tensor* b,
+                   const sy_tensor* y);
+  sy_status (*unary)(sy_backend_t backend, const sy_unary_args* args);
 } sy_backend_iface;
 
 /* Size of the 1.0 table: a plugin built against 1.0 reports this struct_size. */

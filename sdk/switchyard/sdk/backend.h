@@ -46,6 +46,7 @@ struct AttentionOp {
   uint32_t max_blocks_per_seq;
   uint32_t block_size;  // >= 1
   float scale;
+  uint32_t window = 0;  // 1.5: 0, or the sliding window's length (see sy_attention_args)
 };
 
 // The 1.1 hybrid (SSM + MoE) ops, validated: see backend.h for the math.
@@ -72,10 +73,54 @@ struct MoeGateOp {
   Tensor logits, ids, weights;  // logits {E, T}; ids (I32), weights {k, T}
   bool normalize;
   float scale;
+  uint32_t gating = SY_MOE_GATING_SOFTMAX;  // 1.5: or SY_MOE_GATING_SIGMOID
+  const float* selection_bias = nullptr;    // 1.5: E values, or nullptr
 };
 
 struct MoeMatmulOp {
   Tensor x, w, ids, y;  // x {K, 1 or k, T}; w {K, N, n_expert}; ids {k, T} in range; y {N, k, T}
+  // 1.5: bytes from one expert's matrix to the next (always set: N * row_bytes(K) by default;
+  // w.data + e * expert_stride is expert e), and the optional epilogue y = (W x + bias) * scale.
+  uint64_t expert_stride = 0;
+  const float* bias = nullptr;   // {N, n_expert}
+  const float* scale = nullptr;  // {n_expert}
+};
+
+// The 1.5 ops, validated: see backend.h for the math.
+struct SsmScan2Op {
+  Tensor xbc, dt, a, state, y;  // xbc {D + 2GS, T}; dt {H, T}; a {H}; state {S, D, n}; y {D, T}
+  const float* dt_bias;         // H values, or nullptr
+  const float* d;               // H values, or nullptr
+  const float* z;               // {D, T}, or nullptr
+  int64_t n_head, n_group, d_state;
+  uint32_t n_seqs;
+  const uint32_t* seq_token_start;
+  const int32_t* state_slots;
+};
+
+struct GatedDeltaNetOp {
+  Tensor qkv, alpha, beta, state, y;  // qkv {(2Hk + Hv) S, T}; alpha, beta {Hv, T}; y {S, Hv, T}
+  const float* dt_bias;               // Hv values
+  const float* a;                     // Hv values
+  int64_t head_dim, n_k_head, n_v_head;
+  uint32_t head_map;  // sy_gdn_head_map
+  float eps;
+  uint32_t n_seqs;
+  const uint32_t* seq_token_start;
+  const int32_t* state_slots;
+};
+
+struct NormOp {
+  Tensor x, y;         // {n, rows}; y may be x
+  const float* w;      // {n, groups}, or nullptr
+  int64_t groups;      // 1 when w is nullptr
+  uint32_t kind;       // sy_norm_kind
+  float eps;
+};
+
+struct UnaryOp {
+  Tensor x, y;  // same shape; y may be x
+  uint32_t kind;  // sy_unary_kind
 };
 
 // The 1.3 model ops, validated: see backend.h for the math.
@@ -132,6 +177,14 @@ class Backend {
   // 1.3 model ops (always in the table; the defaults refuse, naming the op and the plugin).
   virtual void rope_ext(const RopeExtOp& op);
   virtual void bias_scale(const BiasScaleOp& op);
+  // 1.5 ops: exported only when the PluginDesc sets hybrid2_ops (the plugin then speaks 1.5 and
+  // honours the 1.5 members of AttentionOp, MoeGateOp and MoeMatmulOp too; without it, 1.4).
+  virtual void ssm_scan2(const SsmScan2Op& op);
+  virtual void gated_delta_net(const GatedDeltaNetOp& op);
+  virtual void norm(const NormOp& op);
+  // y = a * b; b is a's shape or {1, rows}: one value per row of a.
+  virtual void mul(const Tensor& a, const Tensor& b, const Tensor& y);
+  virtual void unary(const UnaryOp& op);
   // 1.4 weight_pack: the bytes of w in a layout of this backend's own, or 0 when it has none for
   // w (the default: weight_pack then returns no buffer); pack_weight writes them to dst (64-byte
   // aligned). matmul then receives such a w with Tensor::packed set.
@@ -175,6 +228,15 @@ class Backend {
                    const ::sy::plugin::Tensor& y) override;                                     \
   void rope_ext(const ::sy::plugin::RopeExtOp& op) override;                                    \
   void bias_scale(const ::sy::plugin::BiasScaleOp& op) override
+
+// The 1.5 ops' overrides, for a backend that sets PluginDesc::hybrid2_ops.
+#define SY_BACKEND_OP_OVERRIDES_1_5                                                             \
+  void ssm_scan2(const ::sy::plugin::SsmScan2Op& op) override;                                  \
+  void gated_delta_net(const ::sy::plugin::GatedDeltaNetOp& op) override;                       \
+  void norm(const ::sy::plugin::NormOp& op) override;                                           \
+  void mul(const ::sy::plugin::Tensor& a, const ::sy::plugin::Tensor& b,                        \
+           const ::sy::plugin::Tensor& y) override;                                             \
+  void unary(const ::sy::plugin::UnaryOp& op) override
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
@@ -236,6 +298,10 @@ struct PluginDesc {
   // Bits (sy::op_bit) of optional ops the plugin does not implement (softmax): NULL in its table.
   // Last: plugins initialise the members above positionally.
   uint64_t omit_ops = 0;
+  // Implements the 1.5 ops (ssm_scan2, gated_delta_net, norm, mul, unary) and the 1.5 members of
+  // attention (window), moe_gate (sigmoid, selection bias) and moe_matmul (stride, bias, scale).
+  // Without it the 1.5 slots are NULL and the plugin negotiates at most ABI 1.4.
+  bool hybrid2_ops = false;
 };
 
 // The shared implementations behind a plugin's C symbols (see SY_DEFINE_BACKEND_PLUGIN).
@@ -244,8 +310,8 @@ sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t 
 // The table: the SDK's thunks for every op of SY_BACKEND_OPS except those omitted_ops(desc) names.
 sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*),
                                     const PluginDesc& desc);
-// Bits (op_bit) of the ops the table leaves NULL: desc.omit_ops, and the hybrid ops without
-// desc.hybrid_ops.
+// Bits (op_bit) of the ops the table leaves NULL: desc.omit_ops, the hybrid ops without
+// desc.hybrid_ops and the 1.5 ops without desc.hybrid2_ops.
 uint64_t omitted_ops(const PluginDesc& desc);
 sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
                        uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info);

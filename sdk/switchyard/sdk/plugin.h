@@ -37,6 +37,9 @@ struct Info {
   const char* description;
   uint64_t capabilities = 0;  // SY_CAP_*
   uint32_t min_minor = 0;     // the ABI minor that brought the plugin's kind (routers: 2)
+  // The newest minor the plugin honours, when below the headers' (a backend without the 1.5
+  // ops speaks 1.4, so the host never sends it 1.5 members it would ignore); 0: the headers'.
+  uint32_t max_minor = 0;
 };
 
 // True when a struct of `struct_size` bytes holds the member at [offset, offset + size).
@@ -231,9 +234,9 @@ inline sy_status plugin_entry(const Info& about, sy_plugin_kind kind, const void
   detail::host_state().host.store(host);
   detail::host_state().name.store(about.name);
   // Only the fields the host's struct covers: an older host has a shorter info.
+  const uint32_t ours = about.max_minor ? about.max_minor : SY_ABI_VERSION_MINOR;
   if (SY_SDK_COVERS(info, sy_plugin_info, abi_version))
-    info->abi_version =
-        SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, std::min<uint32_t>(minor, SY_ABI_VERSION_MINOR));
+    info->abi_version = SY_MAKE_VERSION(SY_ABI_VERSION_MAJOR, std::min<uint32_t>(minor, ours));
   if (SY_SDK_COVERS(info, sy_plugin_info, kind)) info->kind = kind;
   if (SY_SDK_COVERS(info, sy_plugin_info, name)) info->name = about.name;
   if (SY_SDK_COVERS(info, sy_plugin_info, version)) info->version = about.version;

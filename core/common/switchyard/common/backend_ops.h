@@ -7,7 +7,8 @@
 //
 // group says when the host requires the op: kRequired always; kOptional never (no model calls
 // it; a backend may leave it NULL); the others when the model has SSM layers, MoE layers, RoPE
-// frequency factors or YaRN, or projection biases and scales.
+// frequency factors or YaRN, projection biases and scales, Mamba-2 layers, gated delta nets,
+// grouped or weightless norms, element-wise products or the unary activations.
 #pragma once
 
 #include "switchyard/abi/backend.h"
@@ -37,20 +38,41 @@
     (x, weights, y))                                                                              \
   X(rope_ext, kRopeExt, (const sy_rope_ext_args* args), (args))                                   \
   X(bias_scale, kBiasScale, (const sy_bias_scale_args* args), (args))                             \
-  X(weight_pack, kOptional, (const sy_tensor* w, sy_buffer_t* out), (w, out))
+  X(weight_pack, kOptional, (const sy_tensor* w, sy_buffer_t* out), (w, out))                    \
+  X(ssm_scan2, kSsm2, (const sy_ssm_scan2_args* args), (args))                                    \
+  X(gated_delta_net, kGatedDeltaNet, (const sy_gated_delta_net_args* args), (args))               \
+  X(norm, kNorm, (const sy_norm_args* args), (args))                                              \
+  X(mul, kMul, (const sy_tensor* a, const sy_tensor* b, const sy_tensor* y), (a, b, y))           \
+  X(unary, kUnary, (const sy_unary_args* args), (args))
 
 // The memory and sync entries every backend must have besides the required ops.
 #define SY_BACKEND_REQUIRED_ENTRIES(X) X(buffer_write) X(buffer_read) X(synchronize)
 
-#define SY_BACKEND_OP_LAST weight_pack  // the table's last member (a static_assert checks it)
+#define SY_BACKEND_OP_LAST unary  // the table's last member (a static_assert checks it)
 
 namespace sy {
 
-enum class OpGroup { kRequired, kOptional, kSsm, kMoe, kRopeExt, kBiasScale };
+enum class OpGroup {
+  kRequired,
+  kOptional,
+  kSsm,
+  kMoe,
+  kRopeExt,
+  kBiasScale,
+  kSsm2,
+  kGatedDeltaNet,
+  kNorm,
+  kMul,
+  kUnary
+};
 
-// What a model needs beyond the required ops.
+// What a model needs beyond the required ops: op groups, and the 1.5 members of older ops
+// (sliding windows, sigmoid routing with a selection bias, per-expert bias / scale / stride),
+// which only a plugin that negotiated 1.5 honours.
 struct OpNeeds {
   bool ssm = false, moe = false, rope_ext = false, bias_scale = false;
+  bool ssm2 = false, gated_delta_net = false, norm = false, mul = false, unary = false;
+  bool attention_window = false, moe_routing_1_5 = false, moe_experts_1_5 = false;
   bool wants(OpGroup g) const {
     switch (g) {
       case OpGroup::kRequired:
@@ -65,6 +87,16 @@ struct OpNeeds {
         return rope_ext;
       case OpGroup::kBiasScale:
         return bias_scale;
+      case OpGroup::kSsm2:
+        return ssm2;
+      case OpGroup::kGatedDeltaNet:
+        return gated_delta_net;
+      case OpGroup::kNorm:
+        return norm;
+      case OpGroup::kMul:
+        return mul;
+      case OpGroup::kUnary:
+        return unary;
     }
     return true;
   }

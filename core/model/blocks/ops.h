@@ -1,20 +1,19 @@
-// The op sequences of the decoder's layers, written once: projections with their epilogue,
-// attention over the paged KV cache, the SwiGLU FFN, and the output head over the rows that want
-// logits.
+// The op sequences every block shares, written once: a projection with its epilogue, RoPE,
+// attention over the paged KV cache, element-wise helpers, and the output head over the rows
+// that want logits.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "host/backend.h"
-#include "model/decoder_hparams.h"
-#include "model/decoder_weights.h"
 #include "model/flat_batch.h"
 #include "model/kv_cache.h"
+#include "model/model_desc.h"
+#include "model/tensor_table.h"
 
 namespace sy::model {
 
-// The optional ops a model needs beyond the 1.0 table.
 using sy::OpNeeds;  // switchyard/common/backend_ops.h
 
 // Throws naming the backend and every op the model of `arch` needs that the backend lacks.
@@ -28,37 +27,28 @@ void apply_linear(Backend& backend, const Linear& l, const sy_tensor& x, const s
 void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_factors,
                 const sy_tensor& x3, const int32_t* pos);
 
-// Carves one activation buffer into 64-byte aligned float arrays.
-class ScratchLayout {
- public:
-  uint64_t carve(uint64_t floats) {
-    const uint64_t at = size_;
-    size_ += (floats * 4 + 63) / 64 * 64;
-    return at;
-  }
-  uint64_t size() const { return size_; }
-
- private:
-  uint64_t size_ = 0;
-};
-
 // Stores k and v ({D * n_kv_head, T}) at the batch's KV slots of `layer`, then attends q3
-// ({D, H, T}) over each sequence's cached positions into out3 ({D, H, T}).
+// ({D, H, T}) over each sequence's cached positions (the last `window` ones when nonzero) into
+// out3 ({D, H, T}).
 void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint32_t layer,
                      const sy_tensor& q3, const sy_tensor& k, const sy_tensor& v,
-                     const sy_tensor& out3, uint32_t n_kv_head, float scale);
+                     const sy_tensor& out3, uint32_t n_kv_head, float scale, uint32_t window);
 
-// out = down(silu(gate(xn)) * up(xn)); `gate` and `up` are {n_ff, T} scratch.
-void swiglu_ffn(Backend& backend, const sy_tensor& xn, const Linear& w_gate, const Linear& w_up,
-                const Linear& w_down, const sy_tensor& gate, const sy_tensor& up,
-                const sy_tensor& out);
+// y = f(x) for a sy_unary_kind.
+void unary(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor& y);
+// y = x * scale (a plain multiplier: Granite's embedding and residual scales).
+void scale(Backend& backend, const sy_tensor& x, float s, const sy_tensor& y);
+// Row-wise norm of x{n, rows} (sy_norm_kind) times w{n, groups} (row r: column r mod groups), or
+// no weight when w is null.
+void norm(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor* w, float eps,
+          const sy_tensor& y);
 
 // The output norm and vocab projection of the rows of x that want logits, gathered into `sel`
-// ({E, n_out}) and projected into `logits` ({n_vocab, n_out}, at logits_offset of `act`);
-// synchronizes and returns them row by row.
+// ({E, n_out}) and projected into `logits` ({n_vocab, n_out}, in logits_buf); divided by
+// logit_scale when nonzero; synchronizes and returns them row by row.
 std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy_tensor& x,
                                  const sy_tensor& out_norm, float rms_eps, const sy_tensor& output,
-                                 const sy_tensor& sel, const sy_tensor& logits, Buffer& act,
-                                 uint64_t logits_offset);
+                                 const sy_tensor& sel, const sy_tensor& logits, Buffer& logits_buf,
+                                 float logit_scale);
 
 }  // namespace sy::model

@@ -1,7 +1,6 @@
-#include "model/decoder_ops.h"
-#include "switchyard/common/error.h"
+#include "model/blocks/ops.h"
 
-#include <stdexcept>
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 
@@ -29,13 +28,14 @@ void apply_linear(Backend& backend, const Linear& l, const sy_tensor& x, const s
 
 void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_factors,
                 const sy_tensor& x3, const int32_t* pos) {
+  const uint32_t mode = rope.neox ? SY_ROPE_NEOX : SY_ROPE_NORM;
   if (rope.plain() && !freq_factors) {
-    backend.rope(&x3, pos, rope.n_rot, rope.freq_base, rope.freq_scale, SY_ROPE_NORM);
+    backend.rope(&x3, pos, rope.n_rot, rope.freq_base, rope.freq_scale, mode);
     return;
   }
   sy_rope_ext_args a{};
   a.struct_size = sizeof a;
-  a.mode = SY_ROPE_NORM;
+  a.mode = mode;
   a.x = &x3;
   a.pos = pos;
   a.freq_factors = freq_factors;
@@ -52,7 +52,7 @@ void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_
 
 void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint32_t layer,
                      const sy_tensor& q3, const sy_tensor& k, const sy_tensor& v,
-                     const sy_tensor& out3, uint32_t n_kv_head, float scale) {
+                     const sy_tensor& out3, uint32_t n_kv_head, float scale, uint32_t window) {
   const sy_kv_store_args st{sizeof(sy_kv_store_args), &k, &v, &cache.k(layer), &cache.v(layer),
                             bt.kv_slots.data()};
   backend.kv_store(&st);
@@ -70,22 +70,41 @@ void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint
   aa.max_blocks_per_seq = bt.max_blocks;
   aa.block_size = cache.block_size();
   aa.scale = scale;
+  aa.window = window;
   backend.attention(&aa);
 }
 
-void swiglu_ffn(Backend& backend, const sy_tensor& xn, const Linear& w_gate, const Linear& w_up,
-                const Linear& w_down, const sy_tensor& gate, const sy_tensor& up,
-                const sy_tensor& out) {
-  apply_linear(backend, w_gate, xn, gate);
-  apply_linear(backend, w_up, xn, up);
-  backend.swiglu(&gate, &up, &gate);
-  apply_linear(backend, w_down, gate, out);
+void unary(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor& y) {
+  const sy_unary_args a{sizeof(sy_unary_args), kind, &x, &y};
+  backend.unary(&a);
+}
+
+void scale(Backend& backend, const sy_tensor& x, float s, const sy_tensor& y) {
+  sy_bias_scale_args a{};
+  a.struct_size = sizeof a;
+  a.order = SY_SCALE_THEN_BIAS;
+  a.x = &x;
+  a.y = &y;
+  a.scale = s;
+  backend.bias_scale(&a);
+}
+
+void norm(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor* w, float eps,
+          const sy_tensor& y) {
+  sy_norm_args a{};
+  a.struct_size = sizeof a;
+  a.kind = kind;
+  a.x = &x;
+  a.w = w;
+  a.y = &y;
+  a.eps = eps;
+  backend.norm(&a);
 }
 
 std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy_tensor& x,
                                  const sy_tensor& out_norm, float rms_eps, const sy_tensor& output,
-                                 const sy_tensor& sel, const sy_tensor& logits, Buffer& act,
-                                 uint64_t logits_offset) {
+                                 const sy_tensor& sel, const sy_tensor& logits, Buffer& logits_buf,
+                                 float logit_scale) {
   const uint32_t n_out = bt.n_out();
   std::vector<float> out(static_cast<size_t>(n_out) * logits.ne[0]);
   if (n_out > 0) {
@@ -93,9 +112,10 @@ std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy
     backend.get_rows(&x, bt.out_rows.data(), n_out, &sel);
     backend.rms_norm(&sel, &out_norm, rms_eps, &sel);
     backend.matmul(&sel, &output, &logits);
+    if (logit_scale != 0.0f) scale(backend, logits, 1.0f / logit_scale, logits);
   }
   backend.synchronize();
-  if (n_out > 0) act.read(logits_offset, out.data(), out.size() * sizeof(float));
+  if (n_out > 0) logits_buf.read(logits.offset, out.data(), out.size() * sizeof(float));
   return out;
 }
 

@@ -1,0 +1,90 @@
+// Reading and writing an architecture's metadata keys by their shared names (model/names.h):
+// KeyReader over a loaded file (every error names the file and the key, as llama.cpp's loader
+// does), KeyWriter into a file being written (the random-model writer). The keys every
+// architecture shares are read and written here once; each family's file adds its own.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/metadata_reader.h"
+#include "model/model_desc.h"
+#include "model/names.h"
+
+namespace sy::gguf {
+class Writer;
+}
+
+namespace sy::model {
+
+using names::Key;
+
+class KeyReader {
+ public:
+  KeyReader(const gguf::File& file, std::string arch) : md_(file), arch_(std::move(arch)) {}
+
+  const gguf::File& file() const { return md_.file(); }
+  std::string name(Key k) const { return names::key(k, arch_); }
+  std::runtime_error fail(const std::string& what) const { return md_.fail(what); }
+  bool has(Key k) const;
+
+  // Without a default a missing key is an error naming it.
+  uint32_t u32(Key k, std::optional<uint32_t> def = std::nullopt) const {
+    return md_.u32(name(k), def);
+  }
+  float f32(Key k, std::optional<float> def = std::nullopt) const { return md_.f32(name(k), def); }
+  bool boolean(Key k, bool def) const { return md_.boolean(name(k), def); }
+  std::string string(Key k, const std::string& def) const { return md_.string(name(k), def); }
+  // A scalar, or an array with one entry per layer (llama.cpp's get_key_or_arr); def when absent.
+  std::vector<uint32_t> per_layer(Key k, std::vector<uint32_t> def) const {
+    const auto n_layer = static_cast<uint32_t>(def.size());
+    return md_.per_layer(name(k), n_layer, std::move(def));
+  }
+  // The one value of `v` over the layers where `which` is true; throws naming the key when two
+  // differ (the layers of one kind share their sizes here). 0 when no layer is selected.
+  uint32_t uniform(Key k, const std::vector<uint32_t>& v, const std::vector<bool>& which) const;
+
+ private:
+  MetadataReader md_;
+  std::string arch_;
+};
+
+class KeyWriter {
+ public:
+  KeyWriter(gguf::Writer& w, std::string arch) : w_(w), arch_(std::move(arch)) {}
+  void u32(Key k, uint32_t v);
+  void f32(Key k, float v);
+  void boolean(Key k, bool v);
+  void str(Key k, const std::string& v);
+  // A per-layer array, as convert_hf_to_gguf writes Python int lists (gguf-py stores INT32).
+  void i32_array(Key k, const std::vector<int32_t>& v);
+
+ private:
+  gguf::Writer& w_;
+  std::string arch_;
+};
+
+// The keys llama.cpp's generic load_hparams reads for every architecture here: sizes, the rms
+// epsilon, causal attention (only true), expert counts and groups (at most one group),
+// vocab_size against token_embd, and whether the output matrix is tied; rope.scaling.type is
+// checked whether or not the arch ropes, as llama.cpp asserts on an unknown one.
+void read_common_keys(const KeyReader& k, ModelDesc& d);
+// context_length, embedding_length, block_count (and vocab_size) as converters write them.
+void write_common_keys(KeyWriter& k, const ModelDesc& d);
+
+// The llama.cpp context's rope settings from the file (llama_context's constructor): the
+// scaling type picks linear or YaRN interpolation; YaRN's magnitude correction cancels the one
+// ggml applies, then rope.scaling.attn_factor multiplies. n_rot from the caller.
+RopeParams read_rope(const KeyReader& k, const ModelDesc& d, uint32_t n_rot, bool neox);
+
+// head_count (scalar or per layer) and head_count_kv over the layers `attn` marks, into d:
+// n_head, n_head_kv, and the per-layer arrays (for families whose pattern they encode).
+struct HeadCounts {
+  std::vector<uint32_t> heads, kv;
+};
+HeadCounts read_head_counts(const KeyReader& k, ModelDesc& d);
+void set_heads(const KeyReader& k, ModelDesc& d, const HeadCounts& h, const std::vector<bool>& attn);
+
+}  // namespace sy::model

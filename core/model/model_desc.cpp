@@ -1,0 +1,50 @@
+#include "model/model_desc.h"
+
+#include <algorithm>
+
+#include "gguf/gguf.h"
+#include "model/arch/arch.h"
+
+namespace sy::model {
+
+uint32_t ModelDesc::n_attn_layers() const {
+  return static_cast<uint32_t>(std::count_if(
+      layers.begin(), layers.end(), [](const LayerSpec& s) { return s.has_attention(); }));
+}
+
+uint32_t ModelDesc::n_recurrent_layers() const {
+  return static_cast<uint32_t>(
+      std::count_if(layers.begin(), layers.end(), [](const LayerSpec& s) { return s.has_state(); }));
+}
+
+uint32_t ModelDesc::n_moe_layers() const {
+  return static_cast<uint32_t>(std::count_if(
+      layers.begin(), layers.end(), [](const LayerSpec& s) { return s.ffn == FfnKind::moe; }));
+}
+
+std::vector<bool> ModelDesc::recurrent() const {
+  std::vector<bool> r;
+  for (const LayerSpec& s : layers) r.push_back(s.has_state());
+  return r;
+}
+
+std::vector<bool> ModelDesc::moe() const {
+  std::vector<bool> r;
+  for (const LayerSpec& s : layers) r.push_back(s.ffn == FfnKind::moe);
+  return r;
+}
+
+ModelDesc read_model_desc(const gguf::File& f) {
+  ModelDesc d;
+  d.arch = f.require_string(names::key(names::Key::general_architecture, ""));
+  const KeyReader k(f, d.arch);
+  const Arch* arch = find_arch(d.arch);
+  if (!arch)
+    throw k.fail(names::key(names::Key::general_architecture, "") + " '" + d.arch +
+                 "' is not supported (supported: " + supported_archs() + ")");
+  read_common_keys(k, d);
+  arch->read_keys(k, d);
+  return d;
+}
+
+}  // namespace sy::model

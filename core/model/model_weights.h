@@ -1,0 +1,43 @@
+// A model's weights as its architecture's tensor table bound them (model/arch/): the global
+// tensors and, per layer, the weights of whichever blocks the layer has.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/blocks/attention.h"
+#include "model/blocks/ffn.h"
+#include "model/blocks/gdn.h"
+#include "model/blocks/mamba.h"
+#include "model/blocks/mamba2.h"
+#include "model/blocks/moe.h"
+#include "model/blocks/shortconv.h"
+#include "model/model_desc.h"
+
+namespace sy::model {
+
+struct LayerWeights {
+  LayerSpec spec;
+  const sy_tensor* attn_norm = nullptr;  // the mixer's pre-norm
+  AttentionWeights attn;
+  MambaWeights ssm;
+  Mamba2Weights ssm2;
+  GdnWeights gdn;
+  ShortConvWeights conv;
+  const sy_tensor* ffn_norm = nullptr;  // the FFN's pre-norm (post_attention_norm in Qwen3.5)
+  FfnWeights ffn;
+  MoeWeights moe;
+};
+
+struct ModelWeights {
+  const sy_tensor* tok_embd = nullptr;
+  const sy_tensor* out_norm = nullptr;
+  sy_tensor output{};                     // the head: its own matrix, or tok_embd when tied
+  const sy_tensor* rope_freqs = nullptr;  // F32 {n_rot / 2}, or null
+  std::vector<LayerWeights> layers;
+  // Taken as llama.cpp's loader takes them, but not applied, as its graph does not apply them.
+  std::vector<std::string> accepted_unapplied;
+  bool any_epilogue() const;
+};
+
+}  // namespace sy::model
