@@ -12,3 +12,8 @@ add_dependencies(test_decoder_tables switchyard_backend_cpu_ref switchyard_backe
 switchyard_add_test(test_reference_models SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_reference_models.cpp
   LIBS switchyard_engine switchyard_modelgen)
 add_dependencies(test_reference_models switchyard_backend_cpu_ref switchyard_backend_cpu_onednn)
+# The 2026 families: the writer's files against llama.cpp's logits (tests/fixtures/llamacpp),
+# read back, counted, and refused by name when edited.
+switchyard_add_test(test_hybrid_families SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hybrid_families.cpp
+  LIBS switchyard_engine switchyard_modelgen)
+add_dependencies(test_hybrid_families switchyard_backend_cpu_ref switchyard_backend_cpu_onednn)

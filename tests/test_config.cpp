@@ -161,7 +161,8 @@ TEST(Config, ShapeFromToml) {
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ":1:8: arch: must be one of llama, mamba, jamba, got \"gpt2\"");
+              path + ":1:8: arch: must be one of " + sy::model::generated_archs() +
+                  ", got \"gpt2\"");
   }
   std::ofstream(path) << "n_layers = 3\n";
   try {

@@ -123,7 +123,7 @@ TEST_P(HybridSchedulerEquivalence, CachedGreedyTokensEqualTheOriginalUncached) {
 // The hybrid suite's workload really preempts requests that resumed from a snapshot, and
 // re-admits them on their cached prefix (plans that do not depend on timing).
 TEST(HybridSchedulerEquivalence, TheWorkloadReallyPreemptsAndResumesFromSnapshots) {
-  for (const std::string preset : {"hybrid-tiny", "mamba-tiny"}) {
+  for (const std::string preset : {"hybrid-tiny", "mamba-tiny", "mamba2-tiny", "qwen35moe-tiny"}) {
     SCOPED_TRACE(preset);
     sy::test::EngineRun run = preempting_run(10, 12);
     run.model = sy::test::preset_model_file(preset);
@@ -137,7 +137,12 @@ TEST(HybridSchedulerEquivalence, TheWorkloadReallyPreemptsAndResumesFromSnapshot
 std::string hybrid_combination_name(
     const testing::TestParamInfo<std::tuple<std::string, int>>& info) {
   static const char* const kTags[] = {"chunk", "preempt", "lpm", "overlap", "last"};
-  std::string n = std::get<0>(info.param) == "hybrid-tiny" ? "jamba" : "mamba";
+  const std::string& preset = std::get<0>(info.param);
+  std::string n = preset == "hybrid-tiny" ? "jamba"
+                  : preset == "mamba-tiny" ? "mamba"
+                                           : preset.substr(0, preset.rfind("-tiny"));
+  for (char& c : n)
+    if (c == '-') c = '_';
   for (int i = 0; i < 5; ++i)
     if (std::get<1>(info.param) & (1 << i)) n += std::string("_") + kTags[i];
   return n;
@@ -146,4 +151,18 @@ std::string hybrid_combination_name(
 INSTANTIATE_TEST_SUITE_P(JambaMamba, HybridSchedulerEquivalence,
                          testing::Combine(testing::Values("hybrid-tiny", "mamba-tiny"),
                                           testing::Range(0, 32)),
+                         hybrid_combination_name);
+
+// The 2026 recurrences: Mamba-2 (alone, and with attention and MoE in Nemotron-H) and the gated
+// delta net (Qwen3.5 MoE, Qwen3-Next), every combination; LFM2's short convolution (with a
+// sliding window) and Falcon-H1's parallel attention and Mamba-2 on a spread of them.
+INSTANTIATE_TEST_SUITE_P(Families2026, HybridSchedulerEquivalence,
+                         testing::Combine(testing::Values("mamba2-tiny", "nemotron-h-tiny",
+                                                          "qwen35moe-tiny", "qwen3next-tiny"),
+                                          testing::Range(0, 32)),
+                         hybrid_combination_name);
+INSTANTIATE_TEST_SUITE_P(Families2026Spread, HybridSchedulerEquivalence,
+                         testing::Combine(testing::Values("lfm2-tiny", "falcon-h1-tiny",
+                                                          "granitehybrid-tiny"),
+                                          testing::Values(0, 7, 11, 21, 31)),
                          hybrid_combination_name);

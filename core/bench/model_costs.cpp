@@ -1,41 +1,106 @@
 #include "bench/model_costs.h"
 
+#include <algorithm>
+
+#include "model/arch/arch.h"
+#include "modelgen/tables.h"
+
 namespace sy::bench {
 
+using model::ModelDesc;
 using model::ModelShape;
 
+namespace {
+
+ModelDesc describe(const ModelShape& s) {
+  return model::describe_shape(s);
+}
+
+// Parameters of d's tensor table: {all, those one token uses}.
+std::pair<uint64_t, uint64_t> counted(const ModelDesc& d) {
+  model::CountTable t(d);
+  model::ModelWeights w;
+  model::find_arch(d.arch)->tensors(t, d, w);
+  return {t.params, t.active_params};
+}
+
+}  // namespace
+
+uint64_t params(const ModelDesc& d) {
+  return counted(d).first;
+}
+uint64_t active_params(const ModelDesc& d) {
+  return counted(d).second;
+}
+
+uint64_t kv_bytes_per_token(const ModelDesc& d, uint32_t elem_bytes) {
+  return uint64_t(d.n_attn_layers()) * 2 * d.kv_width() * elem_bytes;
+}
+
+double kv_bytes_per_decode_step(const ModelDesc& d, uint32_t elem_bytes, uint64_t prompt_len,
+                                uint64_t steps) {
+  // Step i attends to prompt_len + i + 1 positions, at most the window.
+  double positions = 0;
+  for (uint64_t i = 0; i < steps; ++i) {
+    const uint64_t p = prompt_len + i + 1;
+    positions += double(d.window ? std::min<uint64_t>(p, d.window) : p);
+  }
+  return double(kv_bytes_per_token(d, elem_bytes)) * positions / double(std::max<uint64_t>(steps, 1));
+}
+
+uint64_t state_bytes_per_seq(const ModelDesc& d) {
+  return uint64_t(d.n_recurrent_layers()) * (d.conv_state_floats() + d.ssm_state_floats()) * 4;
+}
+
+// FLOPs of one token at position `pos` (it attends to pos + 1 keys, at most the window): 2 per
+// multiply-add of every active matrix (the embedding is a lookup; a tied output counts once),
+// attention 4 * q_width per key and layer (scores and the weighted sum), and per recurrent layer
+// the conv (2 per tap and channel) and the scan: ~6 per (channel, state) for Mamba's, 7 per state
+// element for a gated delta net (decay, two dot products, the rank-1 update). Norms and
+// element-wise ops are left out (under 1%).
+double flops_per_token(const ModelDesc& d, uint64_t pos, bool with_output) {
+  const double VE = double(d.n_vocab) * d.n_embd;
+  double macs = double(active_params(d)) - VE + (d.tied_output ? VE : 0.0);
+  if (!with_output) macs -= VE;
+  const double keys = double(d.window ? std::min<uint64_t>(pos + 1, d.window) : pos + 1);
+  double mixers = 0;
+  for (const model::LayerSpec& s : d.layers) {
+    if (s.has_attention()) mixers += 4.0 * d.q_width() * keys;
+    const double conv = 2.0 * d.d_conv * double(d.conv_channels());
+    switch (s.mixer) {
+      case model::Mixer::ssm:
+      case model::Mixer::ssm2:
+      case model::Mixer::parallel:
+        mixers += conv + 6.0 * d.d_state * double(d.d_inner);
+        break;
+      case model::Mixer::gdn:
+        mixers += conv + 7.0 * d.d_state * double(d.d_inner);
+        break;
+      case model::Mixer::shortconv:
+        mixers += conv + 2.0 * d.n_embd;
+        break;
+      default:
+        break;
+    }
+  }
+  return 2.0 * macs + mixers;
+}
+
 uint32_t n_attn_layers(const ModelShape& s) {
-  uint32_t n = 0;
-  for (uint32_t l = 0; l < s.n_layer; ++l) n += s.is_attention_layer(l);
-  return n;
+  return describe(s).n_attn_layers();
+}
+uint32_t n_moe_layers(const ModelShape& s) {
+  return describe(s).n_moe_layers();
 }
 uint64_t kv_bytes_per_token(const ModelShape& s, uint32_t elem_bytes) {
-  return uint64_t(n_attn_layers(s)) * 2 * (s.n_embd / s.n_head) * s.n_head_kv * elem_bytes;
+  return kv_bytes_per_token(describe(s), elem_bytes);
 }
 double kv_bytes_per_decode_step(const ModelShape& s, uint32_t elem_bytes, uint64_t prompt_len,
                                 uint64_t steps) {
-  return double(kv_bytes_per_token(s, elem_bytes)) * (double(prompt_len) + (steps + 1) / 2.0);
+  return kv_bytes_per_decode_step(describe(s), elem_bytes, prompt_len, steps);
 }
-// FLOPs of one token at position `pos` (it attends to pos + 1 keys): 2 per multiply-add of
-// every active matrix (the embedding is a lookup; a tied output counts once), attention
-// 4 * n_embd per key and layer (scores and the weighted sum), the scan ~6 per (channel, state)
-// plus the conv, per recurrent layer. Norms and element-wise ops are left out (under 1%).
 double flops_per_token(const ModelShape& s, uint64_t pos, bool with_output) {
-  const double VE = double(s.n_vocab) * s.n_embd;
-  // Multiply-adds of the active matrices: not the lookup table, but the output (the table
-  // itself when tied); prefill computes logits only for its last token.
-  double macs = double(model::count_active_params(s)) - VE + (s.tied_output ? VE : 0.0);
-  if (!with_output) macs -= VE;
-  const double attn = 4.0 * s.n_embd * double(pos + 1) * n_attn_layers(s);
-  const double ssm = double(s.n_layer - n_attn_layers(s)) * s.d_inner() *
-                     (6.0 * s.ssm_d_state + 2.0 * s.ssm_d_conv);
-  return 2.0 * macs + attn + ssm;
-}
-
-uint32_t n_moe_layers(const ModelShape& s) {
-  uint32_t n = 0;
-  for (uint32_t l = 0; l < s.n_layer; ++l) n += s.is_moe_layer(l);
-  return n;
+  return flops_per_token(describe(s), pos, with_output);
 }
 
 }  // namespace sy::bench

@@ -1,4 +1,5 @@
-// switchyard mkmodel: write a random-weight llama GGUF of a preset, TOML or flag-given shape.
+// switchyard mkmodel: write a random-weight GGUF of any architecture the decoder runs, from a
+// preset, TOML or flag-given shape.
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -41,6 +42,11 @@ int cmd_mkmodel(int argc, char** argv) {
   app.add_option("--n-head-kv", n_head_kv, "KV heads")->check(field);
   bool tied = false;
   app.add_flag("--tied", tied, "tie the output matrix to the embedding");
+  double scale = 1.0;
+  app.add_option("--scale", scale,
+                 "widths and head counts times this, in (0, 1]: a real shape at a size that runs "
+                 "here (layers, experts and vocabulary kept)")
+      ->check(CLI::Range(1e-6, 1.0));
   if (!parse(app, argc, argv)) return 0;
 
   model::ModelShape s =
@@ -51,6 +57,7 @@ int cmd_mkmodel(int argc, char** argv) {
         std::pair{&n_head_kv, &s.n_head_kv}})
     *field_of = opt->value_or(*field_of);
   if (tied) s.tied_output = true;
+  s = model::scale_shape(s, scale);
   const std::filesystem::path out_path = out;
   if (out_path.has_parent_path()) std::filesystem::create_directories(out_path.parent_path());
   model::write_random_model(s, dtype, seed, out_path);

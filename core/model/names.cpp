@@ -64,6 +64,7 @@ constexpr KeyName kKeys[] = {
     {Key::ssm_group_count, true, "ssm.group_count"},
     {Key::ssm_dt_b_c_rms, true, "ssm.dt_b_c_rms"},
     {Key::shortconv_l_cache, true, "shortconv.l_cache"},
+    {Key::classifier_output_labels, true, "classifier.output_labels"},
 };
 static_assert(std::size(kKeys) == static_cast<size_t>(Key::count), "a Key without a name");
 
@@ -79,6 +80,7 @@ constexpr TensorName kTensors[] = {
     {Tensor::output_norm, "output_norm"},
     {Tensor::output, "output"},
     {Tensor::rope_freqs, "rope_freqs"},
+    {Tensor::cls_out, "cls.output"},
     {Tensor::attn_norm, "attn_norm"},
     {Tensor::attn_q_norm, "attn_q_norm"},
     {Tensor::attn_k_norm, "attn_k_norm"},

@@ -61,6 +61,7 @@ enum class Key : uint16_t {
   ssm_group_count,
   ssm_dt_b_c_rms,
   shortconv_l_cache,
+  classifier_output_labels,
   count
 };
 
@@ -75,6 +76,7 @@ enum class Tensor : uint16_t {
   output_norm,
   output,
   rope_freqs,
+  cls_out,  // a reranker's classification head
   // per layer: norms
   attn_norm,
   attn_q_norm,

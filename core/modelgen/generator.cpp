@@ -70,6 +70,7 @@ ModelShape preset_shape(const std::string& name) {
     return s;
   }
   if (detail::hybrid_preset(name, s)) return s;
+  if (detail::family_preset(name, s)) return s;
   std::string known;
   for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown preset '" + name + "' (known: " + known + ")");
@@ -78,6 +79,7 @@ ModelShape preset_shape(const std::string& name) {
 std::vector<std::string> preset_names() {
   std::vector<std::string> names = {"dense-tiny", "dense-small", "dense-100m"};
   for (auto& n : detail::hybrid_preset_names()) names.push_back(n);
+  for (auto& n : detail::family_preset_names()) names.push_back(n);
   return names;
 }
 
@@ -92,6 +94,10 @@ std::pair<uint64_t, uint64_t> counted(const ModelDesc& d) {
 }
 
 }  // namespace
+
+ModelDesc describe_shape(const ModelShape& s) {
+  return detail::describe(s);
+}
 
 uint64_t count_params(const ModelShape& s) {
   const ModelDesc d = detail::describe(s);
@@ -109,7 +115,7 @@ void write_random_model(const ModelShape& s, const std::string& dtype, uint64_t 
   const ModelDesc d = detail::describe(s);
   detail::check_blocks(s, ft, dtype);
   const Arch& arch = *find_arch(d.arch);
-  const QuantMix mix(ft, s);
+  const QuantMix mix(ft, d);
   using gguf::Value;
   gguf::Writer w;
   w.set(names::key(names::Key::general_architecture, ""), Value::of_str(d.arch));

@@ -52,5 +52,7 @@ ModelDesc describe(const ModelShape& s);
 void check_blocks(const ModelShape& s, const dtype::FileType& ft, const std::string& dtype);
 bool hybrid_preset(const std::string& name, ModelShape& out);
 std::vector<std::string> hybrid_preset_names();
+bool family_preset(const std::string& name, ModelShape& out);  // the 2026 families
+std::vector<std::string> family_preset_names();
 
 }  // namespace sy::model::detail

@@ -7,17 +7,43 @@
 
 namespace sy::model {
 
+namespace {
+
+bool one_of(const std::string& a, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (a == n) return true;
+  return false;
+}
+bool on_period(uint32_t l, uint32_t offset, uint32_t period) {
+  return l >= offset && (l - offset) % std::max(1u, period) == 0;
+}
+
+}  // namespace
+
+uint32_t ModelShape::d_inner() const {
+  if (ssm_d_inner) return ssm_d_inner;
+  if (one_of(arch, {"qwen35", "qwen35moe", "qwen3next"})) return ssm_dt_rank * ssm_d_state;
+  if (one_of(arch, {"lfm2", "lfm2moe"})) return n_embd;
+  return 2 * n_embd;
+}
+
 bool ModelShape::is_attention_layer(uint32_t l) const {
-  if (arch == "mamba") return false;
-  if (arch != "jamba") return true;
-  return l >= attn_layer_offset && (l - attn_layer_offset) % std::max(1u, attn_layer_period) == 0;
+  if (one_of(arch, {"mamba", "mamba2"})) return false;
+  if (one_of(arch, {"nemotron_h", "nemotron_h_moe"}))
+    return !layer_pattern.empty() && layer_pattern[l % layer_pattern.size()] == '*';
+  if (one_of(arch, {"jamba", "granitehybrid", "lfm2", "lfm2moe", "qwen35", "qwen35moe",
+                    "qwen3next"}))
+    return on_period(l, attn_layer_offset, attn_layer_period);
+  return true;  // llama, qwen3, qwen3moe; falcon-h1's layers all have attention (and Mamba-2)
 }
 
 bool ModelShape::is_moe_layer(uint32_t l) const {
-  if (n_expert == 0 || arch == "mamba") return false;
-  if (arch != "jamba") return true;
-  return l >= expert_layer_offset &&
-         (l - expert_layer_offset) % std::max(1u, expert_layer_period) == 0;
+  if (n_expert == 0 || one_of(arch, {"mamba", "mamba2"})) return false;
+  if (one_of(arch, {"jamba", "lfm2moe"}))
+    return on_period(l, expert_layer_offset, expert_layer_period);
+  if (one_of(arch, {"nemotron_h", "nemotron_h_moe"}))
+    return !layer_pattern.empty() && layer_pattern[l % layer_pattern.size()] == 'E';
+  return true;
 }
 
 namespace detail {

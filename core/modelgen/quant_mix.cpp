@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "modelgen/generator_detail.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::model {
@@ -24,15 +25,31 @@ bool use_more_bits(int i, int n) {
   return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
 }
 
+// Families whose converters write head_count_kv per layer with 0 at the layers without
+// attention, so llama.cpp's n_gqa() (layer 0) is 0 when layer 0 has none.
+bool per_layer_heads(const std::string& arch) {
+  for (const char* a : {"jamba", "granitehybrid", "nemotron_h", "nemotron_h_moe", "lfm2", "lfm2moe"})
+    if (arch == a) return true;
+  return false;
+}
+
 }  // namespace
 
 QuantMix::QuantMix(const dtype::FileType& ftype, const ModelShape& shape)
-    : ftype_(ftype), shape_(shape) {
-  const bool attn0 = shape.n_layer > 0 && shape.is_attention_layer(0);
-  n_gqa_ = attn0 && shape.n_head_kv ? shape.n_head / shape.n_head_kv : 0;
-  n_attn_v_ = n_ffn_down_ = 0;
-  for (uint32_t l = 0; l < shape.n_layer; ++l) n_attn_v_ += shape.is_attention_layer(l);
-  n_ffn_down_ = shape.arch == "mamba" ? 0 : shape.n_layer;
+    : QuantMix(ftype, detail::describe(shape)) {}
+
+QuantMix::QuantMix(const dtype::FileType& ftype, const ModelDesc& d) : ftype_(ftype), d_(d) {
+  const bool heads0 = d.n_layer > 0 && (!per_layer_heads(d.arch) || d.layers[0].has_attention());
+  n_gqa_ = heads0 && d.n_head_kv ? d.n_head / d.n_head_kv : 0;
+  int v = 0, down = 0;
+  for (const LayerSpec& s : d.layers) {
+    attn_v_before_.push_back(v);
+    ffn_down_before_.push_back(down);
+    // attn_v or a fused attn_qkv in attention layers; a gated delta net's attn_qkv.
+    v += s.has_attention() || s.mixer == Mixer::gdn;
+    down += s.ffn == FfnKind::dense;
+  }
+  n_attn_v_ = v;
 }
 
 bool QuantMix::is(const char* ftype_name) const {
@@ -42,18 +59,16 @@ bool QuantMix::is(const char* ftype_name) const {
 uint32_t QuantMix::chosen(const std::string& name, int64_t ne0) const {
   const uint32_t base = ftype_.base;
   const int layer = layer_of(name);
-  const bool has_output = !shape_.tied_output;
-  const uint32_t n_expert = shape_.n_expert;
+  const bool has_output = !d_.tied_output;
+  const uint32_t n_expert = d_.n_expert;
   if (name == "output.weight" || (!has_output && name == "token_embd.weight")) {
     if (ne0 % dtype::block_elems(base)) return SY_DTYPE_Q8_0;
     return base == SY_DTYPE_Q8_0 ? base : (uint32_t)SY_DTYPE_Q6_K;
   }
   if (name == "token_embd.weight") return base;
-  if (contains(name, "attn_v.weight")) {
-    // Its index among the attention layers.
-    int i = 0;
-    for (int l = 0; l < layer; ++l) i += shape_.is_attention_layer((uint32_t)l);
-    const int n = (int)n_attn_v_;
+  if (contains(name, "attn_v.weight") || contains(name, "attn_qkv.weight")) {
+    const int i = layer >= 0 && layer < (int)attn_v_before_.size() ? attn_v_before_[layer] : 0;
+    const int n = n_attn_v_;
     uint32_t t = base;
     if (is("Q2_K"))
       t = n_gqa_ >= 4 ? SY_DTYPE_Q4_K : SY_DTYPE_Q3_K;
@@ -70,8 +85,12 @@ uint32_t QuantMix::chosen(const std::string& name, int64_t ne0) const {
     return n_expert == 8 ? (uint32_t)SY_DTYPE_Q8_0 : t;
   }
   if (contains(name, "attn_k.weight")) return n_expert == 8 ? (uint32_t)SY_DTYPE_Q8_0 : base;
-  if (contains(name, "ffn_down")) {  // ffn_down and ffn_down_exps; every FFN layer has one
-    const int i = layer, n = (int)n_ffn_down_;
+  if (contains(name, "ffn_down")) {  // ffn_down, ffn_down_exps, ffn_down_shexp
+    // An MoE model's layer comes from the name; a dense model counts its ffn_down tensors.
+    const int i = n_expert > 1 || layer < 0 || layer >= (int)ffn_down_before_.size()
+                      ? layer
+                      : ffn_down_before_[layer];
+    const int n = static_cast<int>(d_.n_layer);
     if (is("Q2_K")) return SY_DTYPE_Q3_K;
     if (is("Q3_K_M")) return i < n / 16 ? SY_DTYPE_Q5_K : SY_DTYPE_Q4_K;
     if (is("Q3_K_L")) return SY_DTYPE_Q5_K;

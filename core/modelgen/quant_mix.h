@@ -1,12 +1,15 @@
 // The type of each matrix of a file of a llama.cpp file type (Q4_K_M, ...), chosen by the rules
-// llama-quantize applies without an importance matrix (llama_tensor_get_type): the output
-// matrix and some attn_v / ffn_down / attn_output layers get more bits, and a matrix whose rows
-// are not whole blocks of the chosen type falls back to a type whose blocks fit.
+// llama-quantize applies without an importance matrix (llama-quant.cpp, llama_tensor_get_type):
+// the output matrix and some attn_v / attn_qkv / ffn_down / attn_output layers get more bits,
+// and a matrix whose rows are not whole blocks of the chosen type falls back to a type whose
+// blocks fit.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "model/model_desc.h"
 #include "modelgen/generator.h"
 #include "switchyard/common/file_type.h"
 
@@ -14,6 +17,7 @@ namespace sy::model {
 
 class QuantMix {
  public:
+  QuantMix(const dtype::FileType& ftype, const ModelDesc& d);
   QuantMix(const dtype::FileType& ftype, const ModelShape& shape);
 
   // The dtype of matrix `name` (GGUF tensor name) whose rows hold ne0 values. Throws
@@ -25,10 +29,11 @@ class QuantMix {
   bool is(const char* ftype_name) const;
 
   const dtype::FileType& ftype_;
-  const ModelShape& shape_;
-  uint32_t n_gqa_;       // heads per KV head of layer 0 (0 when it has no attention)
-  uint32_t n_attn_v_;    // attention layers (attn_v tensors)
-  uint32_t n_ffn_down_;  // layers with an FFN (ffn_down or ffn_down_exps)
+  ModelDesc d_;
+  uint32_t n_gqa_;                         // llama.cpp's n_gqa() of layer 0 (0: no heads there)
+  std::vector<int> attn_v_before_;         // per layer: attn_v-like tensors (attn_v, attn_qkv) before it
+  int n_attn_v_;
+  std::vector<int> ffn_down_before_;       // per layer: ffn_down tensors of dense layers before it
 };
 
 }  // namespace sy::model

@@ -12,10 +12,10 @@ model::ModelShape load_shape(const std::filesystem::path& path, const std::strin
   top.read_string("preset", preset);
   model::ModelShape s = preset.empty() ? model::ModelShape{} : model::preset_shape(preset);
   top.read_string("arch", s.arch);
-  if (s.arch != "llama" && s.arch != "mamba" && s.arch != "jamba") {
+  if (!model::is_generated_arch(s.arch)) {
     const toml::node* n = root.get("arch");
-    throw ConfigError(where(origin, n ? n->source() : root.source()) +
-                      ": arch: must be one of llama, mamba, jamba, got \"" + s.arch + "\"");
+    throw ConfigError(where(origin, n ? n->source() : root.source()) + ": arch: must be one of " +
+                      model::generated_archs() + ", got \"" + s.arch + "\"");
   }
   top.read_int("n_vocab", s.n_vocab, 259, 1 << 22);
   top.read_int("n_ctx", s.n_ctx, 1, 1 << 24);
@@ -37,6 +37,23 @@ model::ModelShape load_shape(const std::filesystem::path& path, const std::strin
   top.read_int("attn_layer_period", s.attn_layer_period, 1, 512);
   top.read_int("expert_layer_offset", s.expert_layer_offset, 0, 511);
   top.read_int("expert_layer_period", s.expert_layer_period, 1, 512);
+  // The 2026 families' fields (modelgen/generator.h).
+  top.read_int("head_dim", s.head_dim, 0, 4096);
+  top.read_int("n_rot", s.n_rot, 0, 4096);
+  top.read_int("window", s.window, 0, 1 << 24);
+  top.read_bool("rope", s.rope);
+  top.read_float("embedding_scale", s.embedding_scale, 0.0, 1e6);
+  top.read_float("residual_scale", s.residual_scale, 0.0, 1e6);
+  top.read_float("logit_scale", s.logit_scale, 0.0, 1e6);
+  top.read_float("attention_scale", s.attention_scale, 0.0, 1e6);
+  top.read_int("ssm_d_inner", s.ssm_d_inner, 0, 1 << 20);
+  top.read_int("ssm_n_group", s.ssm_n_group, 1, 1024);
+  top.read_int("n_ff_exp", s.n_ff_exp, 0, 1 << 20);
+  top.read_int("n_ff_shexp", s.n_ff_shexp, 0, 1 << 20);
+  top.read_int("moe_latent", s.moe_latent, 0, 1 << 20);
+  top.read_bool("moe_sigmoid", s.moe_sigmoid);
+  top.read_float("expert_weights_scale", s.expert_weights_scale, 0.0, 1e6);
+  top.read_string("layer_pattern", s.layer_pattern);
   top.reject_unknown();
   return s;
 }

@@ -10,7 +10,11 @@ namespace {
 
 // Every family, in the order `supported_archs` names them.
 const Arch* const* archs(size_t& n) {
-  static const Arch* const kArchs[] = {&llama_arch(), &mamba_arch(), &jamba_arch()};
+  static const Arch* const kArchs[] = {
+      &llama_arch(),     &mamba_arch(),          &jamba_arch(),      &mamba2_arch(),
+      &granitehybrid_arch(), &nemotron_h_arch(), &nemotron_h_moe_arch(), &falcon_h1_arch(),
+      &lfm2_arch(),      &lfm2moe_arch(),        &qwen35_arch(),     &qwen35moe_arch(),
+      &qwen3next_arch(), &qwen3_arch(),          &qwen3moe_arch()};
   n = std::size(kArchs);
   return kArchs;
 }

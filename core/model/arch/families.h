@@ -8,5 +8,17 @@ class Arch;
 const Arch& llama_arch();
 const Arch& mamba_arch();
 const Arch& jamba_arch();
+const Arch& mamba2_arch();
+const Arch& granitehybrid_arch();
+const Arch& nemotron_h_arch();
+const Arch& nemotron_h_moe_arch();
+const Arch& falcon_h1_arch();
+const Arch& lfm2_arch();
+const Arch& lfm2moe_arch();
+const Arch& qwen35_arch();
+const Arch& qwen35moe_arch();
+const Arch& qwen3next_arch();
+const Arch& qwen3_arch();
+const Arch& qwen3moe_arch();
 
 }  // namespace sy::model

@@ -43,7 +43,7 @@ class Jamba final : public Arch {
       d.head_dim = v;
       d.attn_scale = 1.0f / std::sqrt(static_cast<float>(v));
     }
-    d.n_ff_exp = d.n_ff;
+    d.n_ff_exp = d.n_expert ? d.n_ff : 0;
     d.moe_normalize = false;  // jamba.cpp: build_moe_ffn with norm_w = false
     for (uint32_t l = 0; l < d.n_layer; ++l) {
       // As llama.cpp's loader: a layer is MoE when its router tensor is there.

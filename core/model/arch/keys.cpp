@@ -10,6 +10,11 @@ bool KeyReader::has(Key k) const {
   return file().find(name(k)) != nullptr;
 }
 
+size_t KeyReader::array_size(Key k) const {
+  const gguf::Value* v = file().find(name(k));
+  return v && v->type == gguf::ValueType::ARRAY ? v->array.size() : 0;
+}
+
 uint32_t KeyReader::uniform(Key k, const std::vector<uint32_t>& v,
                             const std::vector<bool>& which) const {
   uint32_t value = 0;
@@ -136,6 +141,26 @@ void set_heads(const KeyReader& k, ModelDesc& d, const HeadCounts& h,
   if (d.n_head == 0) throw k.fail(k.name(Key::head_count) + " must be positive");
   if (d.n_head_kv == 0 || d.n_head % d.n_head_kv != 0)
     throw k.fail(k.name(Key::head_count_kv) + " must divide " + k.name(Key::head_count));
+}
+
+void read_head_dim(const KeyReader& k, ModelDesc& d, bool scale_key) {
+  if (d.n_head == 0) return;
+  const uint32_t kl = k.u32(Key::key_length, d.n_embd / d.n_head);
+  const uint32_t vl = k.u32(Key::value_length, d.n_embd / d.n_head);
+  if (kl == 0) throw k.fail(k.name(Key::key_length) + " must be positive");
+  if (vl != kl)
+    throw k.fail(k.name(Key::value_length) + " (" + std::to_string(vl) +
+                 ") differs from key_length (" + std::to_string(kl) + "): not supported");
+  d.head_dim = kl;
+  d.attn_scale = 1.0f / std::sqrt(static_cast<float>(kl));
+  if (scale_key)
+    if (const float s = k.f32(Key::attention_scale, 0.0f); s != 0.0f) d.attn_scale = s;
+}
+
+uint32_t read_n_ff(const KeyReader& k, const ModelDesc& d, const std::vector<bool>& which) {
+  return k.uniform(Key::feed_forward_length,
+                   k.per_layer(Key::feed_forward_length, std::vector<uint32_t>(d.n_layer, 0)),
+                   which);
 }
 
 }  // namespace sy::model

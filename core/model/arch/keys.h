@@ -29,6 +29,8 @@ class KeyReader {
   std::string name(Key k) const { return names::key(k, arch_); }
   std::runtime_error fail(const std::string& what) const { return md_.fail(what); }
   bool has(Key k) const;
+  // Entries of an array key; 0 when absent or not an array.
+  size_t array_size(Key k) const;
 
   // Without a default a missing key is an error naming it.
   uint32_t u32(Key k, std::optional<uint32_t> def = std::nullopt) const {
@@ -86,5 +88,11 @@ struct HeadCounts {
 };
 HeadCounts read_head_counts(const KeyReader& k, ModelDesc& d);
 void set_heads(const KeyReader& k, ModelDesc& d, const HeadCounts& h, const std::vector<bool>& attn);
+// The head size (key_length, default n_embd / n_head; value_length must equal it) and the
+// default softmax scale 1 / sqrt(head size), or attention.scale where the family reads it
+// (`scale_key`; 0 there means the default).
+void read_head_dim(const KeyReader& k, ModelDesc& d, bool scale_key);
+// feed_forward_length (scalar or per layer) over the layers `which` marks; all must agree.
+uint32_t read_n_ff(const KeyReader& k, const ModelDesc& d, const std::vector<bool>& which);
 
 }  // namespace sy::model

@@ -35,7 +35,7 @@ class Llama final : public Arch {
     d.head_dim = kl;
     d.attn_scale = 1.0f / std::sqrt(static_cast<float>(kl));
     d.rope = read_rope(k, d, n_rot, false);
-    d.n_ff_exp = d.n_ff;
+    d.n_ff_exp = d.n_expert ? d.n_ff : 0;
     d.moe_normalize = true;  // llama.cpp's llama graph: softmax gating, norm_w = true (Mixtral)
     d.layers.assign(d.n_layer,
                     LayerSpec{Mixer::attention, d.n_expert > 0 ? FfnKind::moe : FfnKind::dense});

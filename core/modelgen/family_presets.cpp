@@ -1,0 +1,224 @@
+// The 2026 families' shapes: tiny ones that put every layer kind and optional path of a family
+// in a few layers (tests), and real models' proportions (layer pattern, head counts, expert
+// counts, state sizes) from their published configs, to write at full size or scaled down with
+// scale_shape (`mkmodel --scale`).
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "modelgen/generator_detail.h"
+
+namespace sy::model {
+namespace detail {
+namespace {
+
+// A tiny shape of `arch`: n_embd 64, a 259-token byte vocabulary.
+ModelShape tiny(const char* arch, uint32_t layers) {
+  ModelShape s;
+  s.arch = arch;
+  s.n_vocab = 259, s.n_ctx = 512, s.n_embd = 64, s.n_layer = layers;
+  s.n_head = 4, s.n_head_kv = 2;
+  return s;
+}
+
+// Mamba-2 sizes: d_inner channels in `heads` heads, `groups` groups of B and C.
+void mamba2(ModelShape& s, uint32_t d_inner, uint32_t heads, uint32_t state, uint32_t groups) {
+  s.ssm_d_inner = d_inner, s.ssm_dt_rank = heads, s.ssm_d_state = state, s.ssm_n_group = groups;
+  s.ssm_d_conv = 4;
+}
+
+// Gated delta net sizes: value heads, key heads, head size.
+void gdn(ModelShape& s, uint32_t v_heads, uint32_t k_heads, uint32_t head) {
+  s.ssm_dt_rank = v_heads, s.ssm_n_group = k_heads, s.ssm_d_state = head;
+  s.ssm_d_inner = v_heads * head, s.ssm_d_conv = 4;
+}
+
+// Attention every `interval`-th layer (Qwen3.5's full_attention_interval).
+void every(ModelShape& s, uint32_t interval) {
+  s.attn_layer_offset = interval - 1, s.attn_layer_period = interval;
+}
+
+void experts(ModelShape& s, uint32_t n, uint32_t used, uint32_t ff, uint32_t shared) {
+  s.n_expert = n, s.n_expert_used = used, s.n_ff_exp = ff, s.n_ff_shexp = shared;
+}
+
+bool tiny_preset(const std::string& name, ModelShape& s) {
+  if (name == "mamba2-tiny") {
+    s = tiny("mamba2", 2);
+    s.n_ff = 0, s.n_head = s.n_head_kv = 0;
+    mamba2(s, 128, 4, 16, 2);
+  } else if (name == "granitehybrid-tiny") {
+    // M+MoE, A+MoE, M+MoE, A+MoE with a shared expert; every Granite multiplier; no RoPE (as
+    // Granite 4.0-H files).
+    s = tiny("granitehybrid", 4);
+    s.attn_layer_offset = 1, s.attn_layer_period = 2;
+    mamba2(s, 128, 4, 16, 1);
+    s.n_ff = 64;
+    experts(s, 4, 2, 64, 32);
+    s.rope = false;
+    s.embedding_scale = 2.0f, s.residual_scale = 0.5f, s.logit_scale = 4.0f;
+    s.attention_scale = 0.125f;
+  } else if (name == "nemotron-h-tiny") {
+    // Mamba-2, attention, Mamba-2, MoE (latent, shared expert), Mamba-2, MoE. With experts,
+    // every FFN block of the file is MoE (llama.cpp's loader).
+    s = tiny("nemotron_h_moe", 6);
+    s.layer_pattern = "M*MEME";
+    mamba2(s, 128, 4, 16, 2);
+    s.n_ff = 96;
+    experts(s, 4, 2, 48, 64);
+    s.moe_latent = 32, s.expert_weights_scale = 2.5f;
+  } else if (name == "nemotron-h-dense-tiny") {
+    // Mamba-2, attention, squared-ReLU FFN, Mamba-2 (Nemotron-H 9B/12B v2's kinds).
+    s = tiny("nemotron_h", 4);
+    s.layer_pattern = "M*-M";
+    mamba2(s, 128, 4, 16, 2);
+    s.n_ff = 96;
+  } else if (name == "falcon-h1-tiny") {
+    s = tiny("falcon-h1", 2);
+    mamba2(s, 96, 3, 16, 1);  // d_inner need not be 2 * n_embd here
+    s.n_ff = 128;
+  } else if (name == "lfm2-tiny") {
+    s = tiny("lfm2", 4);  // C, A, C, A; the window 8 acts on the tests' longer prompts
+    s.attn_layer_offset = 1, s.attn_layer_period = 2;
+    s.ssm_d_conv = 3, s.n_ff = 128, s.window = 8;
+  } else if (name == "lfm2moe-tiny") {
+    s = tiny("lfm2moe", 4);  // layer 0 dense, the rest MoE with sigmoid routing
+    s.attn_layer_offset = 1, s.attn_layer_period = 2;
+    s.ssm_d_conv = 3, s.n_ff = 128;
+    experts(s, 4, 2, 48, 0);
+    s.expert_layer_offset = 1, s.expert_layer_period = 1, s.moe_sigmoid = true;
+  } else if (name == "qwen35-tiny" || name == "qwen35moe-tiny" || name == "qwen3next-tiny") {
+    // G, G, G, A: head size 32 (q width 128 != n_embd), a quarter of it rotated; 4 value heads
+    // on 2 key heads.
+    s = tiny(name == "qwen35-tiny"      ? "qwen35"
+             : name == "qwen3next-tiny" ? "qwen3next"
+                                        : "qwen35moe",
+             4);
+    every(s, 4);
+    s.head_dim = 32, s.n_rot = 8;
+    gdn(s, 4, 2, 16);
+    s.n_ff = 128;
+    if (name != "qwen35-tiny") experts(s, 4, 2, 32, 48);
+  } else if (name == "qwen3-tiny" || name == "qwen3moe-tiny") {
+    s = tiny(name == "qwen3-tiny" ? "qwen3" : "qwen3moe", 2);
+    s.head_dim = 32, s.n_ff = 128;
+    if (name == "qwen3moe-tiny") experts(s, 4, 2, 64, 0);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Real models' proportions (their config.json / GGUF metadata).
+bool real_preset(const std::string& name, ModelShape& s) {
+  s = ModelShape{};
+  if (name == "qwen3-8b-shape") {
+    s.arch = "qwen3";
+    s.n_vocab = 151936, s.n_ctx = 40960, s.n_embd = 4096, s.n_layer = 36, s.n_ff = 12288;
+    s.n_head = 32, s.n_head_kv = 8, s.head_dim = 128, s.rope_freq_base = 1e6f, s.rms_eps = 1e-6f;
+  } else if (name == "qwen3-30b-a3b-shape") {
+    s.arch = "qwen3moe";
+    s.n_vocab = 151936, s.n_ctx = 40960, s.n_embd = 2048, s.n_layer = 48, s.n_ff = 6144;
+    s.n_head = 32, s.n_head_kv = 4, s.head_dim = 128, s.rope_freq_base = 1e6f, s.rms_eps = 1e-6f;
+    experts(s, 128, 8, 768, 0);
+  } else if (name == "qwen35moe-35b-a3b-shape") {
+    // 30 gated delta nets + 10 gated attention layers; 256 experts, top 8, and a shared one.
+    s.arch = "qwen35moe";
+    s.n_vocab = 248320, s.n_ctx = 262144, s.n_embd = 2048, s.n_layer = 40, s.n_ff = 512;
+    s.n_head = 16, s.n_head_kv = 2, s.head_dim = 256, s.n_rot = 64, s.rope_freq_base = 1e7f;
+    s.rms_eps = 1e-6f;
+    every(s, 4);
+    gdn(s, 32, 16, 128);
+    experts(s, 256, 8, 512, 512);
+  } else if (name == "nemotron-3-nano-30b-a3b-shape") {
+    // 23 Mamba-2, 23 MoE and 6 attention blocks; 128 experts top 6 and a shared one.
+    s.arch = "nemotron_h_moe";
+    s.n_vocab = 131072, s.n_ctx = 262144, s.n_embd = 2688, s.n_layer = 52, s.n_ff = 1856;
+    s.layer_pattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME";
+    s.n_head = 32, s.n_head_kv = 2, s.head_dim = 128;
+    mamba2(s, 4096, 64, 128, 8);
+    experts(s, 128, 6, 1856, 3712);
+    s.expert_weights_scale = 2.5f;
+  } else if (name == "granite-4.0-h-tiny-shape") {
+    // 40 layers, attention in 4 of them; 64 experts top 6 and a shared one.
+    s.arch = "granitehybrid";
+    s.n_vocab = 100352, s.n_ctx = 131072, s.n_embd = 1536, s.n_layer = 40, s.n_ff = 512;
+    s.n_head = 12, s.n_head_kv = 4;
+    s.attn_layer_offset = 5, s.attn_layer_period = 10;
+    mamba2(s, 3072, 48, 128, 1);
+    experts(s, 64, 6, 512, 1024);
+    s.rope = false;
+    s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 6.0f;
+    s.attention_scale = 0.015625f;
+  } else if (name == "lfm2-1.2b-shape") {
+    // 10 short convolutions and 6 attention layers.
+    s.arch = "lfm2";
+    s.n_vocab = 65536, s.n_ctx = 128000, s.n_embd = 2048, s.n_layer = 16, s.n_ff = 8192;
+    s.n_head = 32, s.n_head_kv = 8, s.ssm_d_conv = 3, s.rope_freq_base = 1e6f;
+    s.attn_layer_offset = 2, s.attn_layer_period = 3;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool family_preset(const std::string& name, ModelShape& out) {
+  ModelShape s;
+  if (!tiny_preset(name, s) && !real_preset(name, s)) return false;
+  out = s;
+  return true;
+}
+
+std::vector<std::string> family_preset_names() {
+  return {"mamba2-tiny",        "granitehybrid-tiny",  "nemotron-h-tiny", "nemotron-h-dense-tiny",
+          "falcon-h1-tiny",     "lfm2-tiny",           "lfm2moe-tiny",
+          "qwen35-tiny",        "qwen35moe-tiny",      "qwen3next-tiny",
+          "qwen3-tiny",         "qwen3moe-tiny",       "qwen3-8b-shape",
+          "qwen3-30b-a3b-shape", "qwen35moe-35b-a3b-shape", "nemotron-3-nano-30b-a3b-shape",
+          "granite-4.0-h-tiny-shape", "lfm2-1.2b-shape"};
+}
+
+}  // namespace detail
+
+namespace {
+
+uint32_t scaled(uint32_t v, double f, uint32_t multiple) {
+  if (v == 0) return 0;
+  const double x = std::max(1.0, std::round(v * f / multiple));
+  return static_cast<uint32_t>(x) * multiple;
+}
+
+}  // namespace
+
+ModelShape scale_shape(ModelShape s, double f) {
+  if (!(f > 0.0) || f > 1.0) throw std::invalid_argument("scale must be in (0, 1]");
+  if (f == 1.0) return s;
+  // Widths shrink with f, in whole 32-value blocks; head counts shrink (the head size stays),
+  // keeping their ratios; layers, experts and the vocabulary stay.
+  s.n_embd = scaled(s.n_embd, f, 64);
+  s.n_ff = scaled(s.n_ff, f, 32);
+  s.n_ff_exp = scaled(s.n_ff_exp, f, 32);
+  s.n_ff_shexp = scaled(s.n_ff_shexp, f, 32);
+  s.moe_latent = scaled(s.moe_latent, f, 32);
+  if (s.n_head) {
+    const uint32_t group = s.n_head / std::max(1u, s.n_head_kv);
+    const uint32_t head = s.attn_head_dim() ? s.attn_head_dim() : 64;
+    s.n_head_kv = std::max(1u, static_cast<uint32_t>(std::lround(s.n_head_kv * f)));
+    s.n_head = s.n_head_kv * group;
+    s.head_dim = head;
+    if (s.arch == "lfm2" || s.arch == "lfm2moe") s.n_embd = s.n_head * head;  // q width = n_embd
+  }
+  if (s.ssm_d_inner && s.ssm_dt_rank) {
+    // Mamba-2 / gated delta net heads: the head size stays, the groups keep dividing the heads.
+    const uint32_t head = s.ssm_d_inner / s.ssm_dt_rank;
+    const uint32_t per_group = s.ssm_dt_rank / std::max(1u, s.ssm_n_group);
+    s.ssm_n_group = std::max(1u, static_cast<uint32_t>(std::lround(s.ssm_n_group * f)));
+    s.ssm_dt_rank = s.ssm_n_group * per_group;
+    s.ssm_d_inner = s.ssm_dt_rank * head;
+  }
+  return s;
+}
+
+}  // namespace sy::model

@@ -1,0 +1,241 @@
+// The 2026 families (Qwen3.5/3.6, Qwen3-Next, Nemotron-H, Granite 4.0-H, Mamba-2, Falcon-H1, LFM2,
+// Qwen3): files the writer makes for each family's tiny preset against llama.cpp's own logits
+// for the same file (tests/fixtures/llamacpp, made with llama.cpp 0253fb21f: F32 KV cache, flash
+// attention off, one batch), on every CPU backend; the writer's keys read back as the shape's
+// description and its tensors counted as the table counts them; and a file of each family with
+// a tensor or key this engine does not implement refused by name.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "gguf/gguf.h"
+#include "model/evaluate.h"
+#include "model/model.h"
+#include "model/model_desc.h"
+#include "nmse.h"
+#include "tiny_model.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFixtures = fs::path(SWITCHYARD_SOURCE_DIR) / "tests" / "fixtures" / "llamacpp";
+
+struct Row {
+  std::string preset;
+  uint64_t seed = 0, bytes = 0;
+  std::vector<int32_t> prompt;
+};
+
+std::vector<int32_t> ids(const std::string& csv) {
+  std::vector<int32_t> out;
+  std::stringstream s(csv);
+  for (std::string id; std::getline(s, id, ',');) out.push_back(std::stoi(id));
+  return out;
+}
+
+// MANIFEST.tsv: preset, seed, file bytes, prompt ids, llama.cpp's greedy ids.
+Row row(const std::string& preset) {
+  std::ifstream in(kFixtures / "MANIFEST.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::stringstream cells(line);
+    std::string name, seed, bytes, prompt;
+    std::getline(cells, name, '\t');
+    if (name != preset) continue;
+    std::getline(cells, seed, '\t');
+    std::getline(cells, bytes, '\t');
+    std::getline(cells, prompt, '\t');
+    return {name, std::stoull(seed), std::stoull(bytes), ids(prompt)};
+  }
+  ADD_FAILURE() << preset << " is not in " << (kFixtures / "MANIFEST.tsv");
+  return {};
+}
+
+std::vector<double> logits(const std::string& preset) {
+  const fs::path p = kFixtures / (preset + ".logits.f32");
+  std::ifstream in(p, std::ios::binary);
+  std::vector<float> v(fs::file_size(p) / sizeof(float));
+  in.read(reinterpret_cast<char*>(v.data()), v.size() * sizeof(float));
+  return sy::test::widen(v);
+}
+
+const std::vector<std::string> kPresets = {"mamba2-tiny",    "granitehybrid-tiny", "nemotron-h-tiny",
+                                "nemotron-h-dense-tiny", "falcon-h1-tiny", "lfm2-tiny",
+                                "lfm2moe-tiny",   "qwen35-tiny",       "qwen35moe-tiny",
+                                "qwen3next-tiny", "qwen3-tiny",        "qwen3moe-tiny"};
+
+std::string test_name(const std::string& s) {
+  std::string name = s;
+  for (char& c : name)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+class GeneratedFamily : public testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+// The writer's file for the preset is the very file llama.cpp computed the fixture's logits
+// from (same size, same seed); every position's logits agree to llama.cpp's F32 bound.
+TEST_P(GeneratedFamily, LogitsAgreeWithLlamaCpp) {
+  const auto& [preset, backend] = GetParam();
+  const Row r = row(preset);
+  const fs::path& file = sy::test::generated_model_file(preset, "f32", r.seed, "family");
+  ASSERT_EQ(fs::file_size(file), r.bytes) << "the writer's output changed: regenerate " << preset
+                                          << "'s logits with llama.cpp (tests/fixtures/llamacpp)";
+  auto f = sy::gguf::File::open(file);
+  sy::Backend b(sy::test::host().load(SY_PLUGIN_BACKEND, backend), {});
+  auto m = sy::model::load_model(*f, b);
+  const auto got = sy::model::evaluate(*m, b, r.prompt, 0).logits;
+  const auto want = logits(preset);
+  ASSERT_EQ(got.size(), want.size());
+  const double e = sy::test::nmse(got, want);
+  EXPECT_LT(e, 1e-6);
+  std::printf("%s on %s: NMSE %.3g over %zu positions\n", preset.c_str(), backend.c_str(), e,
+              r.prompt.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp, GeneratedFamily,
+                         testing::Combine(testing::ValuesIn(kPresets),
+                                          testing::Values("cpu_ref", "cpu_onednn")),
+                         [](const auto& info) {
+                           return test_name(std::get<0>(info.param) + "_" +
+                                            std::get<1>(info.param));
+                         });
+
+class FamilyShape : public testing::TestWithParam<std::string> {};
+
+// What the writer writes reads back as the shape's description, and the parameters the table
+// counts are the file's.
+TEST_P(FamilyShape, KeysReadBackAndTheTableCountsTheFile) {
+  const sy::model::ModelShape s = sy::model::preset_shape(GetParam());
+  const fs::path& file = sy::test::generated_model_file(GetParam(), "f32", 7, "family");
+  auto f = sy::gguf::File::open(file);
+  const sy::model::ModelDesc got = sy::model::read_model_desc(*f);
+  const sy::model::ModelDesc want = sy::model::describe_shape(s);
+  EXPECT_EQ(got.arch, want.arch);
+  EXPECT_EQ(got.layers, want.layers);
+  EXPECT_EQ(got.n_embd, want.n_embd);
+  EXPECT_EQ(got.n_head, want.n_head);
+  EXPECT_EQ(got.n_head_kv, want.n_head_kv);
+  EXPECT_EQ(got.head_dim, want.head_dim);
+  EXPECT_EQ(got.rope.enabled, want.rope.enabled);
+  EXPECT_EQ(got.rope.n_rot, want.rope.n_rot);
+  EXPECT_EQ(got.rope.neox, want.rope.neox);
+  EXPECT_EQ(got.window, want.window);
+  EXPECT_EQ(got.d_conv, want.d_conv);
+  EXPECT_EQ(got.d_inner, want.d_inner);
+  EXPECT_EQ(got.d_state, want.d_state);
+  EXPECT_EQ(got.dt_rank, want.dt_rank);
+  EXPECT_EQ(got.n_group, want.n_group);
+  EXPECT_EQ(got.n_expert, want.n_expert);
+  EXPECT_EQ(got.n_ff_exp, want.n_ff_exp);
+  EXPECT_EQ(got.n_ff_shexp, want.n_ff_shexp);
+  EXPECT_EQ(got.moe_gating, want.moe_gating);
+  EXPECT_EQ(got.moe_latent, want.moe_latent);
+  EXPECT_FLOAT_EQ(got.moe_weights_scale, want.moe_weights_scale);
+  EXPECT_FLOAT_EQ(got.embedding_scale, want.embedding_scale);
+  EXPECT_FLOAT_EQ(got.residual_scale, want.residual_scale);
+  EXPECT_FLOAT_EQ(got.logit_scale, want.logit_scale);
+  EXPECT_FLOAT_EQ(got.attn_scale, want.attn_scale);
+  EXPECT_EQ(got.conv_state_floats(), want.conv_state_floats());
+  EXPECT_EQ(got.ssm_state_floats(), want.ssm_state_floats());
+  uint64_t elements = 0;
+  for (const auto& t : f->tensors()) elements += static_cast<uint64_t>(t.n_elements());
+  EXPECT_EQ(sy::model::count_params(s), elements);
+}
+
+INSTANTIATE_TEST_SUITE_P(Writer, FamilyShape, testing::ValuesIn(kPresets),
+                         [](const auto& info) { return test_name(info.param); });
+
+// A family's file edited: each edit must be refused with exactly this message.
+struct Refusal {
+  std::string preset;
+  std::function<void(sy::gguf::Writer&)> edit;
+  std::string message;
+};
+
+std::string load_error(const std::string& preset,
+                       const std::function<void(sy::gguf::Writer&)>& edit) {
+  auto f = sy::gguf::File::open(sy::test::generated_model_file(preset, "f32", 7, "family"));
+  sy::gguf::Writer w;
+  for (const auto& [k, v] : f->metadata()) w.set(k, v);
+  for (const auto& t : f->tensors())
+    w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+  edit(w);
+  const auto bytes = w.to_bytes();
+  auto g = sy::gguf::File::parse(bytes.data(), bytes.size(), "edited.gguf");
+  sy::Backend b(sy::test::host().load(SY_PLUGIN_BACKEND, "cpu_ref"), {});
+  try {
+    sy::model::load_model(*g, b);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+// A tensor the family's table does not take: refused naming it, whatever the family.
+TEST(FamilyRefusals, ATensorTheFamilyDoesNotTakeIsNamed) {
+  const std::vector<float> v(64, 0.5f);
+  for (const std::string& preset : kPresets) {
+    SCOPED_TRACE(preset);
+    const std::string arch = sy::model::preset_shape(preset).arch;
+    const std::string err = load_error(preset, [&](sy::gguf::Writer& w) {
+      w.add_tensor("blk.0.ffn_up_exps.bias_extra", SY_DTYPE_F32, {64}, v.data(), 256);
+    });
+    EXPECT_EQ(err, "edited.gguf: tensor blk.0.ffn_up_exps.bias_extra is not used by the " + arch +
+                       " architecture (not in llama.cpp's tensor table for it either); refusing "
+                       "the file rather than ignoring the tensor");
+  }
+}
+
+// A key whose value changes the math in a way not implemented: refused naming the key.
+TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
+  using sy::gguf::Value;
+  const std::vector<Refusal> cases = {
+      {"mamba2-tiny", [](auto& w) { w.set("mamba2.ssm.inner_size", Value::of_u32(96)); },
+       "edited.gguf: mamba2.ssm.inner_size must be 2 * embedding_length (llama.cpp supports only "
+       "that)"},
+      {"granitehybrid-tiny",
+       [](auto& w) { w.set("granitehybrid.expert_group_count", Value::of_u32(2)); },
+       "edited.gguf: granitehybrid.expert_group_count = 2: grouped expert selection is not "
+       "implemented"},
+      {"nemotron-h-tiny",
+       [](auto& w) { w.set("nemotron_h_moe.expert_shared_feed_forward_length", Value::of_u32(0)); },
+       "edited.gguf: nemotron_h_moe.expert_shared_feed_forward_length must be positive: every "
+       "Nemotron-H MoE layer has a shared expert"},
+      {"falcon-h1-tiny",
+       [](auto& w) { w.set("falcon-h1.rope.scaling.type", Value::of_str("longrope")); },
+       "edited.gguf: falcon-h1.rope.scaling.type 'longrope' is not implemented"},
+      {"lfm2-tiny", [](auto& w) { w.set("lfm2.attention.causal", Value::of_bool(false)); },
+       "edited.gguf: lfm2.attention.causal = false: non-causal attention is not implemented"},
+      {"lfm2moe-tiny", [](auto& w) { w.set("lfm2moe.expert_gating_func", Value::of_u32(3)); },
+       "edited.gguf: lfm2moe.expert_gating_func = 3: only 1 (softmax) and 2 (sigmoid) are "
+       "implemented"},
+      {"qwen35-tiny",
+       [](auto& w) {
+         w.set("qwen35.rope.dimension_sections",
+               Value::of_i32_array(std::vector<int32_t>{1, 1, 1, 1}));
+       },
+       "edited.gguf: qwen35.rope.dimension_sections: rotary pair 3 falls in the fourth section "
+       "(a position of 0 for text): not implemented"},
+      {"qwen35moe-tiny", [](auto& w) { w.set("qwen35moe.ssm.inner_size", Value::of_u32(48)); },
+       "edited.gguf: qwen35moe.ssm.inner_size (48) must be time_step_rank * state_size (64)"},
+      {"qwen3next-tiny", [](auto& w) { w.set("qwen3next.ssm.group_count", Value::of_u32(3)); },
+       "edited.gguf: qwen3next.ssm.time_step_rank (value heads) must be a positive multiple of "
+       "qwen3next.ssm.group_count (key heads), and the other ssm sizes positive"},
+      {"qwen3-tiny", [](auto& w) { w.set("qwen3.rope.dimension_count", Value::of_u32(16)); },
+       "edited.gguf: qwen3.rope.dimension_count (16) must be the head size (32)"},
+      {"qwen3moe-tiny",
+       [](auto& w) { w.set("qwen3moe.attention.value_length", Value::of_u32(16)); },
+       "edited.gguf: qwen3moe.attention.value_length (16) differs from key_length (32): not "
+       "supported"},
+  };
+  for (const Refusal& c : cases) {
+    SCOPED_TRACE(c.preset);
+    EXPECT_EQ(load_error(c.preset, c.edit), c.message);
+  }
+}
+
+}  // namespace
