@@ -187,10 +187,42 @@ TEST_P(HybridPrefixCache, TightCacheEvictsSnapshotsWithTheirBlocksAndKeepsTokens
   EXPECT_EQ(tight.run(prompts), want);
 }
 
+// A budget in bytes: as many whole snapshots as fit (here two), the tokens unchanged; a budget
+// below one snapshot turns hybrid prefix caching off rather than thrash.
+TEST_P(HybridPrefixCache, ByteBudgetHoldsWholeSnapshots) {
+  const auto prompts = shared_prefix_workload(8, 64, 259);
+  const auto want = hybrid_run(GetParam()).run(prompts);
+  const sy::test::Loaded m(sy::test::preset_model_file(GetParam()), "cpu_ref");
+  const uint64_t per_seq = m.model->info().state_bytes_per_seq;
+  ASSERT_GT(per_seq, 0u);
+  sy::test::EngineRun two = hybrid_run(GetParam());
+  two.limits.prefix_caching = true;
+  two.limits.state_cache_bytes = per_seq * 5 / 2;
+  EXPECT_EQ(two.run(prompts), want);
+  EXPECT_GT(two.prefix_hit_tokens, 0u);
+  EXPECT_EQ(two.snapshot_slots, 2u);
+  sy::test::EngineRun none = hybrid_run(GetParam());
+  none.limits.prefix_caching = true;
+  none.limits.state_cache_bytes = per_seq - 1;
+  EXPECT_EQ(none.run(prompts), want);
+  EXPECT_EQ(none.prefix_hit_tokens, 0u);
+  EXPECT_EQ(none.snapshot_slots, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(JambaAndMamba, HybridPrefixCache,
                          testing::Values("hybrid-tiny", "mamba-tiny"), [](const auto& info) {
                            return info.param == "hybrid-tiny" ? std::string("jamba")
                                                               : std::string("mamba");
+                         });
+// Mamba-2, gated delta nets, short convolutions (with a sliding window) and Nemotron-H's mix.
+INSTANTIATE_TEST_SUITE_P(Families2026, HybridPrefixCache,
+                         testing::Values("mamba2-tiny", "qwen35moe-tiny", "lfm2-tiny",
+                                         "nemotron-h-tiny"),
+                         [](const auto& info) {
+                           std::string n = info.param.substr(0, info.param.rfind("-tiny"));
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
                          });
 
 // The check: 50% of requests share a 256-token prefix. On jamba the hit rate is within

@@ -121,6 +121,7 @@ struct EngineRun {
   fs::path model;
   uint64_t preemptions = 0;
   uint64_t prefix_hit_tokens = 0;
+  uint32_t snapshot_slots = 0;             // the engine's hybrid prefix-cache budget
   std::map<std::string, double> counters;  // the engine's own, after the run
   bool stop_at_eos = false;  // stops at limits.eos
   // Called after every step with the engine and the request ids (to cancel some mid-run).
@@ -153,6 +154,7 @@ struct EngineRun {
       EXPECT_EQ(e.snapshots()->in_use(), 0u) << "state snapshots left pinned";
     }
     counters = e.counters().snapshot();
+    snapshot_slots = e.snapshot_slots();
     std::vector<std::vector<int32_t>> out;
     for (auto id : ids) {
       const auto& r = e.request(id);

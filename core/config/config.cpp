@@ -122,6 +122,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     r.read_bool("overlap", c.engine.overlap);
     read_one_of(r, *t, "state_cache", {"all", "last", "none"}, c.engine.state_cache);
     r.read_int("state_cache_slots", c.engine.state_cache_slots, 0, 1 << 20);
+    r.read_int("state_cache_mib", c.engine.state_cache_mib, 0, 1 << 24);
     // "f16": half the KV memory and bandwidth; "f32" stays the exact default.
     std::string kv = "f32";
     read_one_of(r, *t, "kv_dtype", {"f32", "f16"}, kv);

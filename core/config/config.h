@@ -52,6 +52,7 @@ struct EngineConfig {
   // prompt's last ("last") or none ("none": prefix caching off for models with recurrent layers).
   std::string state_cache = "all";
   uint32_t state_cache_slots = 0;  // snapshot budget in state slots; 0: 4 per max_seqs
+  uint32_t state_cache_mib = 0;    // snapshot budget in MiB (wins over slots); 0: by slots
   uint32_t kv_dtype = SY_DTYPE_F32;  // KV cache element type: SY_DTYPE_F32 or SY_DTYPE_F16
 };
 

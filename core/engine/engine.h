@@ -41,6 +41,9 @@ struct EngineLimits {
   bool overlap = false;         // plan and prepare step N+1 while step N computes
   StateCache state_cache = StateCache::all;
   uint32_t state_cache_slots = 0;  // snapshot slots beyond the max_seqs running ones; 0: 4 each
+  // The snapshots' budget in bytes (wins over state_cache_slots): as many whole snapshots as
+  // fit. A Qwen3.5-35B-A3B state is ~63 MiB, the KV of ~3,200 tokens; 0: by slots.
+  uint64_t state_cache_bytes = 0;
 };
 
 struct StepStats {

@@ -99,6 +99,7 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   const std::string& sc = config.engine.state_cache;
   lim.state_cache = sc == "none" ? StateCache::none : sc == "last" ? StateCache::last : StateCache::all;
   lim.state_cache_slots = config.engine.state_cache_slots;
+  lim.state_cache_bytes = uint64_t(config.engine.state_cache_mib) << 20;
   v->engine = std::make_unique<Engine>(*v->model, *v->cache, *v->scheduler, lim);
   if (config.triage.enabled) v->engine->triage = make_triage_hook(v->router.get(), config.triage);
   return v;
