@@ -1,5 +1,5 @@
 # ABI compatibility: plugins built against older minors' frozen headers
-# (abi_fixtures/v1.0, v1.1, v1.2) load and work under this host, and scripts/abi-check.sh holds the current
+# (abi_fixtures/v1.0 ... v1.4) load and work under this host, and scripts/abi-check.sh holds the current
 # headers to the committed baseline.
 set(SWITCHYARD_ABI_FIXTURE_OUT ${CMAKE_BINARY_DIR}/test_plugins_abi)
 set(SWITCHYARD_ABI_1_0 ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.0)
@@ -44,11 +44,29 @@ target_compile_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -pedan
 target_link_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -Wl,--no-undefined
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 
+# cpu_ref behind the frozen 1.3 and 1.4 headers (abi_fixtures/v1.3, v1.4): backends of the minors
+# before the 1.5 ops keep loading and running the models that do not need them, and are refused,
+# naming the ops, for the families that do.
+foreach(minor 3 4)
+  set(target switchyard_backend_v1_${minor}_backend)
+  add_library(${target} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/v1_n_backend.c)
+  set_target_properties(${target} PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
+    ${SWITCHYARD_ABI_FIXTURE_OUT} C_STANDARD 99 C_EXTENSIONS OFF)
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/abi_fixtures/v1.${minor})
+  target_compile_definitions(${target} PRIVATE SY_FIXTURE_MINOR=${minor}
+    SY_WRAPPED_BACKEND="${SWITCHYARD_PLUGIN_DIR}/switchyard_backend_cpu_ref.so")
+  target_compile_options(${target} PRIVATE -pedantic -Werror)
+  target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
+  target_link_options(${target} PRIVATE -Wl,--no-undefined
+    -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
+endforeach()
+
 switchyard_add_test(test_abi_compat SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_abi_compat.cpp
   LIBS switchyard_engine switchyard_modelgen)
 target_compile_definitions(test_abi_compat PRIVATE
   SWITCHYARD_ABI_FIXTURE_DIR="${SWITCHYARD_ABI_FIXTURE_OUT}")
 add_dependencies(test_abi_compat switchyard_scheduler_v1_0_fcfs switchyard_backend_v1_0_backend
+  switchyard_backend_v1_3_backend switchyard_backend_v1_4_backend
   switchyard_scheduler_v1_1_fixed_window switchyard_scheduler_v1_2_state_view_probe
   switchyard_scheduler_state_view_probe switchyard_backend_cpu_ref switchyard_scheduler_fixed_window)
 

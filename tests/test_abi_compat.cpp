@@ -11,6 +11,7 @@
 #include "llama_variant.h"
 #include "model/model.h"
 #include "sched_harness.h"
+#include "tiny_model.h"
 
 namespace fs = std::filesystem;
 
@@ -185,6 +186,61 @@ TEST(AbiCompat, V1_0BackendIsRefusedForAFileThatNeedsThe1_3Ops) {
   sy::Backend current(host().load(SY_PLUGIN_BACKEND, "cpu_ref"), {});
   EXPECT_NO_THROW(sy::model::load_model(*f, current));
 }
+
+// Backends built against the frozen 1.3 and 1.4 headers: their tables are read as far as
+// their struct_size, they run the models that need nothing newer like the current cpu_ref, and
+// a 2026 family that needs the 1.5 ops (or the 1.5 members of older ops) is refused naming them.
+class AbiMinorBackend : public testing::TestWithParam<int> {};
+
+TEST_P(AbiMinorBackend, TableIsReadOnlyAsFarAsItsStructSize) {
+  const int minor = GetParam();
+  auto p = host().load(SY_PLUGIN_BACKEND, "v1_" + std::to_string(minor) + "_backend");
+  EXPECT_EQ(p->abi_version(), SY_MAKE_VERSION(1, minor));
+  sy::Backend b(p, {});
+  const size_t size = minor == 3 ? offsetof(sy_backend_iface, weight_pack)
+                                 : offsetof(sy_backend_iface, ssm_scan2);
+  EXPECT_EQ(b.api().struct_size, size);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&b.api());
+  for (size_t i = size; i < sizeof(sy_backend_iface); ++i)
+    ASSERT_EQ(bytes[i], 0) << "byte " << i << " of the host's copy of a 1." << minor << " table";
+  EXPECT_EQ(b.api().gated_delta_net, nullptr);
+}
+
+TEST_P(AbiMinorBackend, RunsTheModelLikeTheCurrentCpuRef) {
+  sy::Scheduler fw(host().load(SY_PLUGIN_SCHEDULER, "fixed_window"), {{"wait_window_ms", "0"}});
+  EXPECT_EQ(run_with("v1_" + std::to_string(GetParam()) + "_backend", fw).tokens,
+            reference_run().tokens);
+}
+
+TEST_P(AbiMinorBackend, IsRefusedForTheFamiliesThatNeedThe1_5Ops) {
+  const std::string name = "v1_" + std::to_string(GetParam()) + "_backend";
+  auto refusal = [&](const std::string& preset) {
+    auto f = sy::gguf::File::open(sy::test::preset_model_file(preset));
+    sy::Backend b(host().load(SY_PLUGIN_BACKEND, name), {});
+    try {
+      sy::model::load_model(*f, b);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(loaded)");
+  };
+  EXPECT_EQ(refusal("qwen35moe-tiny"), "backend " + name +
+                                           " lacks ops the qwen35moe model needs: "
+                                           "gated_delta_net, mul, unary");
+  EXPECT_EQ(refusal("mamba2-tiny"),
+            "backend " + name + " lacks ops the mamba2 model needs: ssm_scan2, norm");
+  EXPECT_EQ(refusal("lfm2-tiny"), "backend " + name +
+                                      " lacks ops the lfm2 model needs: mul, attention with a "
+                                      "sliding window (ABI 1.5)");
+  EXPECT_EQ(refusal("nemotron-h-tiny"),
+            "backend " + name +
+                " lacks ops the nemotron_h_moe model needs: ssm_scan2, norm, unary, moe_gate "
+                "with sigmoid routing or a selection bias (ABI 1.5)");
+  EXPECT_EQ(refusal("hybrid-tiny"), "(loaded)");  // jamba needs nothing newer
+}
+
+INSTANTIATE_TEST_SUITE_P(FrozenHeaders, AbiMinorBackend, testing::Values(3, 4),
+                         [](const auto& info) { return "v1_" + std::to_string(info.param); });
 
 TEST(Capabilities, NamesEveryKnownFlagAndShowsUnknownBits) {
   EXPECT_EQ(sy::capability_names(0), "none");

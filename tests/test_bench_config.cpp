@@ -175,8 +175,8 @@ TEST(BenchConfig, EmbeddedDefaultParses) {
   const CompareConfig c = parse_compare(kDefaultCompare, kDefaultCompareOrigin);
   ASSERT_EQ(c.variants.size(), 4u);
   EXPECT_EQ(c.variants[0].name, "dense/original");
-  EXPECT_EQ(c.variants[1].config.model.generate, "dense-20m");
-  EXPECT_EQ(c.variants[2].config.model.generate, "hybrid-20m");
+  EXPECT_EQ(c.variants[1].config.model.generate, "qwen3-20m");
+  EXPECT_EQ(c.variants[2].config.model.generate, "qwen35moe-20m");
   EXPECT_EQ(c.variants[3].config.scheduler.plugin, "dynamic");
   EXPECT_TRUE(c.variants[3].config.engine.prefix_caching);
   EXPECT_EQ(c.variants[0].config.backend.params, (sy::Params{{"threads", "1"}}));

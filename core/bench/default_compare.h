@@ -1,6 +1,8 @@
 // The embedded default of `switchyard bench` (no --config): a memory-bound dense/hybrid pair of
-// equal total parameters (dense-20m, hybrid-20m: a decode step streams ~84 MB of weights, so a
-// batch of 8 decodes costs little more than one), each under the original and the optimized
+// equal total parameters from the families users run (qwen3-20m, Qwen3-shaped, ~24M parameters:
+// a decode step streams ~97 MB of weights, so a batch of 8 decodes costs little more than one;
+// qwen35moe-20m, Qwen3.5-MoE-shaped: gated delta nets and gated attention 3:1, 16 experts top 2
+// and a shared one, ~13.5M active), each under the original and the optimized
 // scheduler, on a mixed workload where half the requests share a system prompt. An automatic
 // sweep drives every variant past its saturation; the report's headline is each variant's knee
 // (max request throughput with TTFT / TPOT p99 inside the SLO) and optimized over original per
@@ -55,8 +57,8 @@ warmup_requests = 2
 [[variants]]
 name = "dense/original"
 [variants.model]
-path = "models/dense-20m.gguf"
-generate = "dense-20m"
+path = "models/qwen3-20m.gguf"
+generate = "qwen3-20m"
 seed = 7
 [variants.backend]
 plugin = "cpu_onednn"
@@ -71,8 +73,8 @@ max_seqs = 32
 [[variants]]
 name = "dense/optimized"
 [variants.model]
-path = "models/dense-20m.gguf"
-generate = "dense-20m"
+path = "models/qwen3-20m.gguf"
+generate = "qwen3-20m"
 seed = 7
 [variants.backend]
 plugin = "cpu_onednn"
@@ -86,8 +88,8 @@ prefix_caching = true
 [[variants]]
 name = "hybrid/original"
 [variants.model]
-path = "models/hybrid-20m.gguf"
-generate = "hybrid-20m"
+path = "models/qwen35moe-20m.gguf"
+generate = "qwen35moe-20m"
 seed = 7
 [variants.backend]
 plugin = "cpu_onednn"
@@ -102,8 +104,8 @@ max_seqs = 32
 [[variants]]
 name = "hybrid/optimized"
 [variants.model]
-path = "models/hybrid-20m.gguf"
-generate = "hybrid-20m"
+path = "models/qwen35moe-20m.gguf"
+generate = "qwen35moe-20m"
 seed = 7
 [variants.backend]
 plugin = "cpu_onednn"

@@ -68,7 +68,7 @@ int cmd_bench(int argc, char** argv) {
       "Replays the config's workload against each of its variants in turn and writes "
       "DIR/report.json, DIR/report.md and DIR/*.svg. Without --config an embedded default "
       "compares the original and the optimized scheduler on a memory-bound dense/hybrid pair "
-      "(dense-20m, hybrid-20m), sweeping the offered load past saturation and reporting each "
+      "(qwen3-20m, qwen35moe-20m), sweeping the offered load past saturation and reporting each "
       "variant's knee. With --endpoint: fit the capacity model on one in-process variant, then "
       "drive the cluster frontend at URL (N replicas behind it) and compare; DIR/cluster.md "
       "and DIR/cluster.json keep one row per replica count measured.");

@@ -1,5 +1,6 @@
-// switchyard bench-hybrid: a dense and a hybrid (Jamba-style SSM + attention + MoE) model of
-// equal total parameters, side by side: decode tokens/s, FLOPs and bytes per decoded token
+// switchyard bench-hybrid: a dense and a hybrid (state-space or gated-delta-net layers beside
+// attention, sparse MoE) model of equal total parameters, side by side, as presets of the same
+// families' proportions (qwen3-20m / qwen35moe-20m, dense-20m / nemotron-h-20m) or any two files: decode tokens/s, FLOPs and bytes per decoded token
 // (computed from the shapes, and measured: achieved FLOP/s from wall time, bytes from the
 // weights the tokens actually touched, i.e. the experts the router picked), prefill throughput
 // at several prompt lengths (the SSM's linear cost against attention's quadratic one), memory
@@ -31,16 +32,14 @@ namespace {
 
 using bench::flops_per_token;
 using bench::kv_bytes_per_token;
-using bench::n_attn_layers;
-using bench::n_moe_layers;
-using model::ModelShape;
+using model::ModelDesc;
 
 constexpr uint32_t kBatch = 4;  // sequences of the batched decode run
 
 // ---- one model on the backend ----
 
 struct Loaded {
-  ModelShape shape;
+  ModelDesc desc;  // read from the file: a preset's or a user's
   std::string name;
   std::unique_ptr<gguf::File> file;
   std::unique_ptr<Backend> backend;
@@ -108,7 +107,7 @@ PrefillFigures measure_prefill(Loaded& m, uint32_t len, uint32_t chunk) {
   f.seconds = (now_ns() - t0) / 1e9;
   f.tps = len / f.seconds;
   double fl = 0;
-  for (uint32_t p = 0; p < len; ++p) fl += flops_per_token(m.shape, p, p + 1 == len);
+  for (uint32_t p = 0; p < len; ++p) fl += flops_per_token(m.desc, p, p + 1 == len);
   f.flops_per_token = fl / len;
   f.kv_bytes = uint64_t(m.cache->blocks_for(len)) * m.cache->bytes_per_block();
   f.state_bytes = m.model->info().state_bytes_per_seq;
@@ -145,19 +144,19 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
   d.batch = batch;
   const double tokens = double(batch) * steps;
   d.tps = tokens / ((now_ns() - t0) / 1e9);
-  for (uint32_t i = 0; i < steps; ++i) d.flops += flops_per_token(m.shape, len + i, true) / steps;
+  for (uint32_t i = 0; i < steps; ++i) d.flops += flops_per_token(m.desc, len + i, true) / steps;
   const auto& info = m.model->info();
-  const double kv = bench::kv_bytes_per_decode_step(m.shape, model::kv_elem_bytes(m.cache->dtype()),
+  const double kv = bench::kv_bytes_per_decode_step(m.desc, model::kv_elem_bytes(m.cache->dtype()),
                                                     len, steps),
                st = 2.0 * info.state_bytes_per_seq;
   double expert_bytes = 0;
   for (const auto& t : m.file->tensors())
     if (t.name.find("_exps.weight") != std::string::npos) expert_bytes += double(t.nbytes);
   const double embd =
-      m.shape.tied_output ? 0 : double(m.file->find_tensor("token_embd.weight")->nbytes);
+      m.desc.tied_output ? 0 : double(m.file->find_tensor("token_embd.weight")->nbytes);
   const double dense = double(info.weight_bytes) - expert_bytes - embd;  // read once per step
   const double per_expert =
-      m.shape.n_expert ? expert_bytes / (double(n_moe_layers(m.shape)) * m.shape.n_expert) : 0;
+      m.desc.n_expert ? expert_bytes / (double(m.desc.n_moe_layers()) * m.desc.n_expert) : 0;
   // Computed: every token of the step reads its own top-k (no sharing assumed).
   d.bytes_computed = dense / batch + (double(info.bytes_per_token) - dense) + kv + st;
   double loads = 0;
@@ -172,16 +171,17 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
 
 int cmd_bench_hybrid(int argc, char** argv) {
   Command app("bench-hybrid",
-              "A dense and a hybrid (Jamba-style) model of equal total parameters side by side: "
-              "decode tokens/s, FLOPs and bytes per decoded token (computed and measured), "
-              "prefill at several prompt lengths, memory per request and expert activations.");
-  std::string backend_name = "cpu_onednn", dense = "dense-20m", hybrid = "hybrid-20m";
+              "A dense and a hybrid model of equal total parameters side by side: decode "
+              "tokens/s, FLOPs and bytes per decoded token (computed and measured), prefill at "
+              "several prompt lengths, memory per request and expert activations. Each model is "
+              "a preset (written once under --models-dir) or a GGUF file.");
+  std::string backend_name = "cpu_onednn", dense = "qwen3-20m", hybrid = "qwen35moe-20m";
   std::string dtype = "f32", kv_name = "f32", length_list = "128,1024,8192", models_dir = "models";
   uint32_t decode = 32, chunk = 2048;
   int repeat = 3, threads_opt = 0;
   app.add_option("--backend", backend_name, "backend plugin");
-  app.add_option("--dense", dense, "the dense model's preset");
-  app.add_option("--hybrid", hybrid, "the hybrid model's preset");
+  app.add_option("--dense", dense, "the dense model: a preset or a .gguf file");
+  app.add_option("--hybrid", hybrid, "the hybrid model: a preset or a .gguf file");
   app.add_option("--dtype", dtype, "weight dtype (an mkmodel --dtype name)");
   app.add_option("--lengths", length_list, "prompt lengths, comma-separated");
   app.add_option("--decode-tokens", decode, "tokens decoded per run")
@@ -217,16 +217,22 @@ int cmd_bench_hybrid(int argc, char** argv) {
   for (int i = 0; i < 2; ++i) {
     Loaded& m = models[i];
     m.name = names[i];
-    m.shape = model::preset_shape(m.name);
-    if (m.shape.n_ctx < max_len + decode)
-      throw UsageError(m.name + " has a context of " + std::to_string(m.shape.n_ctx) + " tokens");
-    const std::filesystem::path path = models_dir + "/" + m.name + "-" + dtype + ".gguf";
-    if (!std::filesystem::exists(path)) {
-      std::filesystem::create_directories(path.parent_path());
-      std::printf("writing %s\n", path.c_str());
-      model::write_random_model(m.shape, dtype, 1, path);
+    std::filesystem::path path = m.name;
+    const bool is_file = path.extension() == ".gguf";
+    if (!is_file) {  // a preset, written once
+      path = models_dir + "/" + m.name + "-" + dtype + ".gguf";
+      if (!std::filesystem::exists(path)) {
+        std::filesystem::create_directories(path.parent_path());
+        std::printf("writing %s\n", path.c_str());
+        model::write_random_model(model::preset_shape(m.name), dtype, 1, path);
+      }
+    } else {
+      m.name = path.stem().string();
     }
     m.file = gguf::File::open(path);
+    m.desc = model::read_model_desc(*m.file);
+    if (m.desc.n_ctx < max_len + decode)
+      throw UsageError(m.name + " has a context of " + std::to_string(m.desc.n_ctx) + " tokens");
     m.backend = std::make_unique<Backend>(plugin, params);
     m.model = model::load_model(*m.file, *m.backend);
     m.model->reserve_state_slots(kBatch);
@@ -240,18 +246,32 @@ int cmd_bench_hybrid(int argc, char** argv) {
 
   std::printf("backend %s, %s weights, %s KV cache, prefill in chunks of %u tokens\n\n",
               plugin->name().c_str(), dtype.c_str(), kv_name.c_str(), chunk);
-  std::printf("%-20s %-6s %9s %9s %8s %6s %7s %12s %12s %10s\n", "model", "arch", "params",
+  std::printf("%-20s %-14s %9s %9s %8s %6s %7s %12s %12s %10s\n", "model", "arch", "params",
               "active", "weights", "layers", "attn", "KV B/token", "state B/seq", "experts");
   for (auto& m : models) {
     const auto& info = m.model->info();
     char experts[32] = "-";
     if (info.n_expert)
       std::snprintf(experts, sizeof experts, "%u of %u", info.n_expert_used, info.n_expert);
-    std::printf("%-20s %-6s %8.2fM %8.2fM %6.1fMB %6u %7u %12llu %12llu %10s\n", m.name.c_str(),
-                info.arch.c_str(), info.n_params / 1e6, info.n_active_params / 1e6,
+    std::printf("%-20s %-14s %8.2fM %8.2fM %6.1fMB %6u %7u %12llu %12llu %10s\n",
+                m.name.c_str(), info.arch.c_str(), info.n_params / 1e6, info.n_active_params / 1e6,
                 info.weight_bytes / 1e6, info.n_layer, info.n_attn_layers,
-                (unsigned long long)kv_bytes_per_token(m.shape, model::kv_elem_bytes(kv_dtype)),
+                (unsigned long long)kv_bytes_per_token(m.desc, model::kv_elem_bytes(kv_dtype)),
                 (unsigned long long)info.state_bytes_per_seq, experts);
+  }
+  // Memory one request holds at 1k, 8k and 32k tokens of context, from the descriptions: the KV
+  // of its attention layers (at most a window's where one is set) and its recurrent state.
+  std::printf("\nmemory per request (computed: KV + recurrent state, %s KV)\n", kv_name.c_str());
+  std::printf("%-20s %12s %12s %12s\n", "model", "1k MB", "8k MB", "32k MB");
+  for (auto& m : models) {
+    std::printf("%-20s", m.name.c_str());
+    for (uint64_t ctx : {1024ull, 8192ull, 32768ull}) {
+      const uint64_t kept = m.desc.window ? std::min<uint64_t>(ctx, m.desc.window) : ctx;
+      const double bytes = double(kv_bytes_per_token(m.desc, model::kv_elem_bytes(kv_dtype))) * kept +
+                           double(bench::state_bytes_per_seq(m.desc));
+      std::printf(" %12.2f", bytes / 1e6);
+    }
+    std::printf("\n");
   }
 
   // Decode after the shortest prompt, one sequence and a batch; then prefill at every length.
@@ -331,7 +351,7 @@ int cmd_bench_hybrid(int argc, char** argv) {
   std::printf("\n");
 
   for (int i = 0; i < 2; ++i) {
-    if (models[i].shape.n_expert == 0) continue;
+    if (models[i].desc.n_expert == 0) continue;
     std::printf("\nexpert activations of %s, batched decode run (share of selections per layer)\n",
                 models[i].name.c_str());
     std::map<uint32_t, std::vector<double>> per_layer;

@@ -109,6 +109,37 @@ bool tiny_preset(const std::string& name, ModelShape& s) {
   return true;
 }
 
+// bench-hybrid's and the main job's pairs of equal total parameters at ~20M (memory-bound on a
+// CPU, an 8k prefill in seconds): a Qwen3-shaped dense model against a Qwen3.5-MoE-shaped hybrid
+// (3 gated delta nets to 1 gated attention layer, value heads twice the key heads, experts a
+// quarter of n_embd wide with a shared one), and dense-20m against a Nemotron-H-shaped one.
+bool pair_preset(const std::string& name, ModelShape& s) {
+  s = ModelShape{};
+  s.n_vocab = 4096, s.n_ctx = 16384, s.n_embd = 512, s.n_layer = 8, s.tied_output = true;
+  if (name == "qwen3-20m") {
+    s.arch = "qwen3";
+    s.n_head = 4, s.n_head_kv = 2, s.head_dim = 128, s.n_ff = 1280;
+  } else if (name == "qwen35moe-20m") {
+    s.arch = "qwen35moe";
+    every(s, 4);
+    s.n_head = 4, s.n_head_kv = 1, s.head_dim = 128, s.n_rot = 32;
+    gdn(s, 4, 2, 128);
+    s.n_ff = 64;
+    experts(s, 16, 2, 64, 128);
+  } else if (name == "nemotron-h-20m") {
+    s.arch = "nemotron_h_moe";
+    s.layer_pattern = "MEMEM*EM";  // Nemotron-3-Nano's first eight blocks
+    s.n_head = 8, s.n_head_kv = 2, s.head_dim = 64;
+    mamba2(s, 1024, 16, 64, 2);
+    s.n_ff = 224;
+    experts(s, 16, 2, 224, 192);
+    s.expert_weights_scale = 2.5f;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // Real models' proportions (their config.json / GGUF metadata).
 bool real_preset(const std::string& name, ModelShape& s) {
   s = ModelShape{};
@@ -166,7 +197,7 @@ bool real_preset(const std::string& name, ModelShape& s) {
 
 bool family_preset(const std::string& name, ModelShape& out) {
   ModelShape s;
-  if (!tiny_preset(name, s) && !real_preset(name, s)) return false;
+  if (!tiny_preset(name, s) && !pair_preset(name, s) && !real_preset(name, s)) return false;
   out = s;
   return true;
 }
@@ -175,7 +206,8 @@ std::vector<std::string> family_preset_names() {
   return {"mamba2-tiny",        "granitehybrid-tiny",  "nemotron-h-tiny", "nemotron-h-dense-tiny",
           "falcon-h1-tiny",     "lfm2-tiny",           "lfm2moe-tiny",
           "qwen35-tiny",        "qwen35moe-tiny",      "qwen3next-tiny",
-          "qwen3-tiny",         "qwen3moe-tiny",       "qwen3-8b-shape",
+          "qwen3-tiny",         "qwen3moe-tiny",       "qwen3-20m",
+          "qwen35moe-20m",      "nemotron-h-20m",      "qwen3-8b-shape",
           "qwen3-30b-a3b-shape", "qwen35moe-35b-a3b-shape", "nemotron-3-nano-30b-a3b-shape",
           "granite-4.0-h-tiny-shape", "lfm2-1.2b-shape"};
 }
