@@ -5,9 +5,9 @@
 // (tests/device/run.sh makes that a failure).
 //
 // Tolerance: |gpu - ref| <= rtol * mag, mag = the natural error scale of the element: the sum of
-// the magnitudes of the terms (dot products, conv, scan, combine), the largest |v| of the cache
-// (attention), |ref| plus the pair norm (rope) or |ref| (element-wise ops); rtol = 2e-5 (F32
-// accumulation against cpu_ref's double).
+// the magnitudes of the terms (dot products, conv, combine; the scans and the delta rule run on
+// magnitudes), the largest |v| of the cache (attention), |ref| plus the pair norm (rope) or |ref|
+// (element-wise ops, norms); rtol = 2e-5 (F32 accumulation against cpu_ref's double).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -142,7 +142,12 @@ TEST_P(GpuOps, DeviceInfoAndEntry) {
   EXPECT_EQ(d.weight_dtypes, all);
   const sy_plugin_info& info = sy::test::gpu_plugin(GetParam()).info();
   EXPECT_EQ(info.capabilities, (uint64_t)SY_CAP_ASYNC);
+  EXPECT_EQ(info.abi_version, (uint32_t)SY_ABI_VERSION);  // hybrid2_ops: the plugin speaks 1.5
   EXPECT_EQ(gpu_->api().buffer_from_host, nullptr);
+  const sy_backend_iface& api = gpu_->api();
+  for (const void* fn : {(const void*)api.ssm_scan2, (const void*)api.gated_delta_net,
+                         (const void*)api.norm, (const void*)api.mul, (const void*)api.unary})
+    EXPECT_NE(fn, nullptr);
 }
 
 TEST_P(GpuOps, BuffersStartZeroedAndRoundTripInChunks) {
@@ -471,7 +476,7 @@ TEST_P(GpuOps, HybridLimitsAreNamed) {
   EXPECT_EQ(gpu_->error(), "ssm_scan: d_state 300 above 256 not supported");
   sy_tensor logits = gpu_->zeros({1025, 1}), ids = gpu_->zeros({1, 1}, SY_DTYPE_I32);
   sy_tensor wt = gpu_->zeros({1, 1});
-  sy_moe_gate_args g{sizeof g, SY_MOE_GATING_SOFTMAX, &logits, &ids, &wt, 0, 1.0f};
+  sy_moe_gate_args g{sizeof g, SY_MOE_GATING_SOFTMAX, &logits, &ids, &wt, 0, 1.0f, nullptr};
   EXPECT_EQ(gpu_->api().moe_gate(gpu_->get(), &g), SY_ERR_UNSUPPORTED);
   EXPECT_EQ(gpu_->error(), "moe_gate: n_expert 1025 above 1024 not supported");
 }
@@ -558,11 +563,11 @@ TEST_P(GpuOps, MoeGateMatmulAndCombine) {
       both([&](Handle& h, bool g) {
         sy_tensor tl = h.make(logits, {E, T}), ti = h.zeros({k, T}, SY_DTYPE_I32);
         sy_tensor tw = h.zeros({k, T});
-        sy_moe_gate_args ga{sizeof ga, SY_MOE_GATING_SOFTMAX, &tl, &ti, &tw, 1, 1.5f};
+        sy_moe_gate_args ga{sizeof ga, SY_MOE_GATING_SOFTMAX, &tl, &ti, &tw, 1, 1.5f, nullptr};
         ASSERT_EQ(h.api().moe_gate(h.get(), &ga), SY_OK) << h.error();
         sy_tensor tx = h.make(x, {K, 1, T}), tm = h.make(wq, {K, N, E}, dt),
                   ty = h.zeros({N, k, T});
-        sy_moe_matmul_args ma{sizeof ma, 0, &tx, &tm, &ti, &ty};
+        sy_moe_matmul_args ma{sizeof ma, 0, &tx, &tm, &ti, &ty, 0, nullptr, nullptr};
         ASSERT_EQ(h.api().moe_matmul(h.get(), &ma), SY_OK) << h.error();
         sy_tensor tc = h.zeros({N, T});
         ASSERT_EQ(h.api().moe_combine(h.get(), &ty, &tw, &tc), SY_OK) << h.error();
@@ -602,7 +607,7 @@ TEST_P(GpuOps, MoeMatmulLeavesRowsOfBadIdsZero) {
               tw = gpu_->make(rng.vec(K * N * E), {K, N, E});
     sy_tensor ti = gpu_->make(ids, {1, T}, SY_DTYPE_I32),
               ty = gpu_->make(std::vector<float>(N * T, 9.0f), {N, 1, T});
-    sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty};
+    sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty, 0, nullptr, nullptr};
     ASSERT_EQ(gpu_->api().moe_matmul(gpu_->get(), &a), SY_OK) << gpu_->error();
     const auto y = gpu_->read(ty);
     for (int64_t j = 0; j < N; ++j) EXPECT_EQ(y[j], 0.0f) << "T=" << T << " j=" << j;
@@ -610,6 +615,526 @@ TEST_P(GpuOps, MoeMatmulLeavesRowsOfBadIdsZero) {
       EXPECT_NE(y[N], 0.0f);
     }
   }
+}
+
+// ---- 1.5 ops ----
+
+// The token columns `cols` of v{width, T}, in that order.
+std::vector<float> gather(const std::vector<float>& v, int64_t width,
+                          const std::vector<int64_t>& cols) {
+  std::vector<float> out;
+  for (int64_t t : cols) out.insert(out.end(), v.begin() + t * width, v.begin() + (t + 1) * width);
+  return out;
+}
+
+// Batches of the recurrent tests: sequences of 6, 0, 1 and 9 tokens in slots out of order.
+const std::vector<uint32_t> kRecStart = {0, 6, 6, 7, 16};
+const std::vector<int32_t> kRecSlots = {3, 0, 4, 1};
+constexpr int64_t kRecTokens = 16, kRecSlotCount = 5;
+
+struct Scan2Inputs {
+  int64_t D, H, G, S;                                   // d_inner, heads, groups, d_state
+  std::vector<float> xbc, dt, dt_bias, a, d, z, state;  // empty dt_bias / d / z: absent
+  int64_t width() const { return D + 2 * G * S; }
+};
+
+Scan2Inputs scan2_inputs(int64_t S, int64_t P, int64_t H, int64_t G, bool optional, uint64_t seed) {
+  Rng rng(seed);
+  Scan2Inputs in;
+  in.D = P * H, in.H = H, in.G = G, in.S = S;
+  const int64_t T = kRecTokens;
+  in.xbc = rng.vec(in.width() * T), in.dt = rng.vec(H * T, -3, 1), in.a = rng.vec(H, 0, 2);
+  for (float& v : in.a) v = -std::exp(v);
+  in.state = rng.vec(S * in.D * kRecSlotCount);
+  if (optional) in.dt_bias = rng.vec(H), in.d = rng.vec(H), in.z = rng.vec(in.D * T, -3, 3);
+  return in;
+}
+
+// ssm_scan2 on h over the input tokens `cols` batched by start/slots, state in/out in `st`.
+std::vector<float> run_scan2(Handle& h, const Scan2Inputs& in, const std::vector<int64_t>& cols,
+                             const std::vector<uint32_t>& start, const std::vector<int32_t>& slots,
+                             const sy_tensor& st) {
+  const int64_t T = (int64_t)cols.size();
+  sy_tensor txbc = h.make(gather(in.xbc, in.width(), cols), {in.width(), T});
+  sy_tensor tdt = h.make(gather(in.dt, in.H, cols), {in.H, T}), ta = h.make(in.a, {in.H});
+  sy_tensor ty = h.zeros({in.D, T}), tdtb, td, tz;
+  sy_ssm_scan2_args a{};
+  a.struct_size = sizeof a;
+  a.n_seqs = (uint32_t)slots.size();
+  a.xbc = &txbc, a.dt = &tdt, a.a = &ta, a.state = &st, a.y = &ty;
+  if (!in.dt_bias.empty()) tdtb = h.make(in.dt_bias, {in.H}), a.dt_bias = &tdtb;
+  if (!in.d.empty()) td = h.make(in.d, {in.H}), a.d = &td;
+  if (!in.z.empty()) tz = h.make(gather(in.z, in.D, cols), {in.D, T}), a.z = &tz;
+  a.seq_token_start = start.data();
+  a.state_slots = slots.data();
+  EXPECT_EQ(h.api().ssm_scan2(h.get(), &a), SY_OK) << h.error();
+  return h.read(ty);
+}
+
+// Error scales of Mamba-2's scan: the recurrence on the magnitudes of its terms (state, y).
+std::pair<std::vector<double>, std::vector<double>> scan2_mag(const Scan2Inputs& in) {
+  const int64_t D = in.D, H = in.H, S = in.S, P = D / H, W = in.width();
+  std::vector<double> hm = abs_of(in.state), ym(D * kRecTokens);
+  for (size_t s = 0; s < kRecSlots.size(); ++s)
+    for (uint32_t t = kRecStart[s]; t < kRecStart[s + 1]; ++t) {
+      const float* x = &in.xbc[t * W];
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t g = h / (H / in.G);
+        const double delta = softplus(in.dt[t * H + h] + (in.dt_bias.empty() ? 0 : in.dt_bias[h]));
+        const double decay = std::exp(delta * in.a[h]);
+        for (int64_t i = h * P; i < (h + 1) * P; ++i) {
+          double m = 0;
+          for (int64_t n = 0; n < S; ++n) {
+            double& sn = hm[(kRecSlots[s] * D + i) * S + n];
+            sn = sn * decay + std::fabs(x[D + g * S + n] * x[i] * delta);
+            m += sn * std::fabs(x[D + (in.G + g) * S + n]);
+          }
+          if (!in.d.empty()) m += std::fabs(in.d[h] * x[i]);
+          if (!in.z.empty()) m *= 1.1 * std::fabs(silu(in.z[t * D + i])) + 1e-3;
+          ym[t * D + i] = m;
+        }
+      }
+    }
+  return {hm, ym};
+}
+
+std::vector<int64_t> iota_cols(int64_t n) {
+  std::vector<int64_t> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// d_state 1 .. 128, head_dim 3 and 64, groups dividing the heads, with and without the optional
+// inputs; sequences of 6, 0, 1 and 9 tokens.
+TEST_P(GpuOps, SsmScan2MatchesCpuRef) {
+  struct Case {
+    int64_t S, P, H, G;
+  };
+  uint64_t seed = 300;
+  for (const Case& c : {Case{1, 3, 4, 2}, Case{5, 3, 6, 3}, Case{17, 64, 2, 1}, Case{128, 3, 4, 4},
+                        Case{128, 64, 2, 2}})
+    for (bool optional : {false, true}) {
+      SCOPED_TRACE("d_state=" + std::to_string(c.S) + " head_dim=" + std::to_string(c.P) +
+                   " heads=" + std::to_string(c.H) + " groups=" + std::to_string(c.G) +
+                   " optional=" + std::to_string(optional));
+      const Scan2Inputs in = scan2_inputs(c.S, c.P, c.H, c.G, optional, seed++);
+      std::vector<float> y[2], st[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor ts = h.make(in.state, {in.S, in.D, kRecSlotCount});
+        y[g] = run_scan2(h, in, iota_cols(kRecTokens), kRecStart, kRecSlots, ts);
+        st[g] = h.read(ts);
+      });
+      const auto [hmag, ymag] = scan2_mag(in);
+      EXPECT_TRUE(close(st[1], st[0], hmag));
+      EXPECT_TRUE(close(y[1], y[0], ymag));
+    }
+}
+
+struct GdnInputs {
+  int64_t S, HK, HV;
+  uint32_t head_map;
+  std::vector<float> qkv, alpha, beta, dt_bias, a, state;
+  int64_t width() const { return (2 * HK + HV) * S; }
+};
+
+GdnInputs gdn_inputs(int64_t S, int64_t HK, int64_t HV, uint32_t head_map, uint64_t seed) {
+  Rng rng(seed);
+  GdnInputs in;
+  in.S = S, in.HK = HK, in.HV = HV, in.head_map = head_map;
+  const int64_t T = kRecTokens;
+  in.qkv = rng.vec(in.width() * T), in.alpha = rng.vec(HV * T, -3, 1);
+  in.beta = rng.vec(HV * T, -3, 3), in.dt_bias = rng.vec(HV), in.a = rng.vec(HV, 0, 2);
+  for (float& v : in.a) v = -std::exp(v);
+  in.state = rng.vec(S * S * HV * kRecSlotCount, -0.5f, 0.5f);
+  return in;
+}
+
+constexpr float kGdnEps = 1e-6f;
+
+std::vector<float> run_gdn(Handle& h, const GdnInputs& in, const std::vector<int64_t>& cols,
+                           const std::vector<uint32_t>& start, const std::vector<int32_t>& slots,
+                           const sy_tensor& st) {
+  const int64_t T = (int64_t)cols.size();
+  sy_tensor tqkv = h.make(gather(in.qkv, in.width(), cols), {in.width(), T});
+  sy_tensor tal = h.make(gather(in.alpha, in.HV, cols), {in.HV, T});
+  sy_tensor tbe = h.make(gather(in.beta, in.HV, cols), {in.HV, T});
+  sy_tensor tdtb = h.make(in.dt_bias, {in.HV}), ta = h.make(in.a, {in.HV});
+  sy_tensor ty = h.zeros({in.S, in.HV, T});
+  sy_gated_delta_net_args a{};
+  a.struct_size = sizeof a;
+  a.n_seqs = (uint32_t)slots.size();
+  a.qkv = &tqkv, a.alpha = &tal, a.beta = &tbe, a.dt_bias = &tdtb, a.a = &ta, a.state = &st;
+  a.y = &ty;
+  a.seq_token_start = start.data();
+  a.state_slots = slots.data();
+  a.head_map = in.head_map;
+  a.eps = kGdnEps;
+  EXPECT_EQ(h.api().gated_delta_net(h.get(), &a), SY_OK) << h.error();
+  return h.read(ty);
+}
+
+// Error scales of the delta rule: |M| decays and gains |kn| |u|, with |u| bounded by
+// b (|v| + sum_i |M[i, c]| |kn[i]|); y by sum_i |M[i, c]| |qn[i]| / sqrt(S).
+std::pair<std::vector<double>, std::vector<double>> gdn_mag(const GdnInputs& in) {
+  const int64_t S = in.S, HK = in.HK, HV = in.HV, W = in.width();
+  std::vector<double> mm = abs_of(in.state), ym(S * HV * kRecTokens), qn(S), kn(S);
+  auto l2abs = [&](const float* v, std::vector<double>& out) {
+    double ss = 0;
+    for (int64_t i = 0; i < S; ++i) ss += (double)v[i] * v[i];
+    for (int64_t i = 0; i < S; ++i) out[i] = std::fabs(v[i]) / std::max(std::sqrt(ss), 1e-6);
+  };
+  for (size_t s = 0; s < kRecSlots.size(); ++s)
+    for (uint32_t t = kRecStart[s]; t < kRecStart[s + 1]; ++t)
+      for (int64_t j = 0; j < HV; ++j) {
+        const int64_t m = in.head_map == SY_GDN_HEADS_MODULO ? j % HK : j / (HV / HK);
+        const float* col = &in.qkv[t * W];
+        l2abs(col + m * S, qn);
+        l2abs(col + (HK + m) * S, kn);
+        const double decay = std::exp(softplus(in.alpha[t * HV + j] + in.dt_bias[j]) * in.a[j]);
+        const double b = 1 / (1 + std::exp(-(double)in.beta[t * HV + j]));
+        double* M = &mm[((int64_t)kRecSlots[s] * HV + j) * S * S];
+        for (int64_t c = 0; c < S; ++c) {
+          double dot = 0;
+          for (int64_t i = 0; i < S; ++i) dot += (M[c * S + i] *= decay) * kn[i];
+          const double u = b * (std::fabs(col[(2 * HK + j) * S + c]) + dot);
+          double o = 0;
+          for (int64_t i = 0; i < S; ++i) o += (M[c * S + i] += kn[i] * u) * qn[i];
+          ym[(t * HV + j) * S + c] = o / std::sqrt((double)S);
+        }
+      }
+  return {mm, ym};
+}
+
+// Head sizes 1 .. 128 with fewer key heads than value heads, both head maps.
+TEST_P(GpuOps, GatedDeltaNetMatchesCpuRef) {
+  struct Case {
+    int64_t S, HK, HV;
+  };
+  uint64_t seed = 400;
+  for (const Case& c : {Case{1, 2, 4}, Case{7, 2, 6}, Case{33, 1, 3}, Case{128, 2, 4}})
+    for (uint32_t map : {SY_GDN_HEADS_MODULO, SY_GDN_HEADS_BLOCKED}) {
+      SCOPED_TRACE("S=" + std::to_string(c.S) + " n_k_head=" + std::to_string(c.HK) +
+                   " n_v_head=" + std::to_string(c.HV) + " head_map=" + std::to_string(map));
+      const GdnInputs in = gdn_inputs(c.S, c.HK, c.HV, map, seed++);
+      std::vector<float> y[2], st[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor ts = h.make(in.state, {in.S, in.S, in.HV, kRecSlotCount});
+        y[g] = run_gdn(h, in, iota_cols(kRecTokens), kRecStart, kRecSlots, ts);
+        st[g] = h.read(ts);
+      });
+      const auto [mmag, ymag] = gdn_mag(in);
+      EXPECT_TRUE(close(st[1], st[0], mmag));
+      EXPECT_TRUE(close(y[1], y[0], ymag));
+    }
+}
+
+// The state is F32 in registers and in memory alike: the sequences of kRecStart run in two calls
+// (each cut at its own point) give one call's results bit for bit.
+TEST_P(GpuOps, RecurrencesCarryStateAcrossCalls) {
+  std::vector<int64_t> first, second;
+  std::vector<uint32_t> start1 = {0}, start2 = {0};
+  for (size_t s = 0; s + 1 < kRecStart.size(); ++s) {
+    const uint32_t b = kRecStart[s], e = kRecStart[s + 1], cut = b + (e - b) / 3;
+    for (uint32_t t = b; t < e; ++t) (t < cut ? first : second).push_back(t);
+    start1.push_back((uint32_t)first.size());
+    start2.push_back((uint32_t)second.size());
+  }
+  // y of the two calls in the one call's token order.
+  auto merge = [&](const std::vector<float>& y1, const std::vector<float>& y2, int64_t width) {
+    std::vector<float> y(width * kRecTokens);
+    for (size_t i = 0; i < first.size(); ++i)
+      std::copy_n(&y1[i * width], width, &y[first[i] * width]);
+    for (size_t i = 0; i < second.size(); ++i)
+      std::copy_n(&y2[i * width], width, &y[second[i] * width]);
+    return y;
+  };
+  Handle& h = *gpu_;
+  {
+    const Scan2Inputs in = scan2_inputs(16, 8, 4, 2, true, 500);
+    sy_tensor one = h.make(in.state, {in.S, in.D, kRecSlotCount});
+    sy_tensor two = h.make(in.state, {in.S, in.D, kRecSlotCount});
+    const auto y = run_scan2(h, in, iota_cols(kRecTokens), kRecStart, kRecSlots, one);
+    const auto y1 = run_scan2(h, in, first, start1, kRecSlots, two);
+    const auto y2 = run_scan2(h, in, second, start2, kRecSlots, two);
+    EXPECT_EQ(merge(y1, y2, in.D), y) << "ssm_scan2";
+    EXPECT_EQ(h.read(two), h.read(one)) << "ssm_scan2";
+  }
+  for (uint32_t map : {SY_GDN_HEADS_MODULO, SY_GDN_HEADS_BLOCKED}) {
+    const GdnInputs in = gdn_inputs(33, 2, 4, map, 501);
+    sy_tensor one = h.make(in.state, {in.S, in.S, in.HV, kRecSlotCount});
+    sy_tensor two = h.make(in.state, {in.S, in.S, in.HV, kRecSlotCount});
+    const auto y = run_gdn(h, in, iota_cols(kRecTokens), kRecStart, kRecSlots, one);
+    const auto y1 = run_gdn(h, in, first, start1, kRecSlots, two);
+    const auto y2 = run_gdn(h, in, second, start2, kRecSlots, two);
+    EXPECT_EQ(merge(y1, y2, in.S * in.HV), y) << "gated_delta_net, head_map " << map;
+    EXPECT_EQ(h.read(two), h.read(one)) << "gated_delta_net, head_map " << map;
+  }
+}
+
+// RMS and L2, no weight, one weight row, and grouped weights (row r takes column r mod groups),
+// in place and not.
+TEST_P(GpuOps, NormRmsAndL2WithGroupedWeights) {
+  Rng rng(16);
+  const int64_t rows = 6;
+  for (int64_t n : {1, 37, 1000, 4099})
+    for (uint32_t kind : {SY_NORM_RMS, SY_NORM_L2})
+      for (int64_t groups : {0, 1, 3}) {  // 0: no weight
+        SCOPED_TRACE("n=" + std::to_string(n) + " kind=" + std::to_string(kind) +
+                     " groups=" + std::to_string(groups));
+        const auto x = rng.vec(n * rows, -3, 3), w = rng.vec(n * std::max<int64_t>(groups, 1));
+        const bool in_place = n % 2 == 1;
+        std::vector<float> out[2];
+        both([&](Handle& h, bool g) {
+          sy_tensor tx = h.make(x, {n, rows}), tw = h.make(w, {n, std::max<int64_t>(groups, 1)});
+          sy_tensor ty = in_place ? tx : h.zeros({n, rows});
+          const sy_norm_args a{sizeof a, kind, &tx, groups ? &tw : nullptr, &ty, 1e-5f, 0};
+          ASSERT_EQ(h.api().norm(h.get(), &a), SY_OK) << h.error();
+          out[g] = h.read(ty);
+        });
+        EXPECT_TRUE(close(out[1], out[0], abs_of(out[0])));
+      }
+}
+
+// b of a's shape or one value per row; y aliasing a or b. One F32 product: exact.
+TEST_P(GpuOps, MulBroadcastsPerRowAndAliases) {
+  Rng rng(17);
+  const int64_t rows = 9;
+  for (int64_t n : {1, 333})
+    for (bool per_row : {false, true})
+      for (int alias : {0, 1, 2}) {                    // y is a fresh tensor, a, or b
+        if (alias == 2 && per_row && n > 1) continue;  // y has a's shape
+        SCOPED_TRACE("n=" + std::to_string(n) + " per_row=" + std::to_string(per_row) +
+                     " alias=" + std::to_string(alias));
+        const int64_t bn = per_row ? 1 : n;
+        const auto a = rng.vec(n * rows, -4, 4), b = rng.vec(bn * rows, -2, 2);
+        std::vector<float> out[2];
+        both([&](Handle& h, bool g) {
+          sy_tensor ta = h.make(a, {n, rows}), tb = h.make(b, {bn, rows});
+          sy_tensor ty = alias == 1 ? ta : alias == 2 ? tb : h.zeros({n, rows});
+          ASSERT_EQ(h.api().mul(h.get(), &ta, &tb, &ty), SY_OK) << h.error();
+          out[g] = h.read(ty);
+        });
+        EXPECT_EQ(out[1], out[0]);
+      }
+}
+
+TEST_P(GpuOps, UnarySigmoidAndReluSqr) {
+  Rng rng(18);
+  const int64_t n = 70001;
+  const auto x = rng.vec(n, -30, 30);
+  for (uint32_t kind : {SY_UNARY_SIGMOID, SY_UNARY_RELU_SQR})
+    for (bool in_place : {false, true}) {
+      SCOPED_TRACE("kind=" + std::to_string(kind) + " in_place=" + std::to_string(in_place));
+      std::vector<float> out[2];
+      both([&](Handle& h, bool g) {
+        sy_tensor tx = h.make(x, {n}), ty = in_place ? tx : h.zeros({n});
+        const sy_unary_args a{sizeof a, kind, &tx, &ty};
+        ASSERT_EQ(h.api().unary(h.get(), &a), SY_OK) << h.error();
+        out[g] = h.read(ty);
+      });
+      EXPECT_TRUE(close(out[1], out[0], abs_of(out[0])));
+    }
+}
+
+// Sliding windows shorter and longer than the contexts, on decode tokens and on prefill tiles
+// whose tokens' windows start at different positions; F32 and F16 caches. The cache is filled
+// directly: attention reads it whatever wrote it.
+TEST_P(GpuOps, AttentionSlidingWindowDecodeAndPrefill) {
+  const int64_t D = 64, H = 4, HK = 2, bs = 16, W = D * HK;
+  // Decode at 350 and at 0, prompt chunks at 3..11 and 320..332, a fresh 6-token prompt, decode
+  // at 17.
+  const std::vector<int32_t> first = {350, 0, 3, 320, 0, 17}, count = {1, 1, 9, 13, 6, 1};
+  const int64_t n_seqs = (int64_t)first.size(), max_blocks = 24, n_blocks = n_seqs * max_blocks;
+  std::vector<int32_t> tables(n_seqs * max_blocks), pos;
+  std::vector<uint32_t> start = {0};
+  for (int64_t i = 0; i < n_seqs * max_blocks; ++i)
+    tables[i] = (int32_t)(i * 37 % n_blocks);  // scattered, no block shared
+  for (int64_t s = 0; s < n_seqs; ++s) {
+    for (int32_t t = 0; t < count[s]; ++t) pos.push_back(first[s] + t);
+    start.push_back((uint32_t)pos.size());
+  }
+  const int64_t T = (int64_t)pos.size();
+  Rng rng(19);
+  const auto kc = rng.vec(W * bs * n_blocks, -2, 2), vc = rng.vec(W * bs * n_blocks, -2, 2);
+  const auto q = rng.vec(D * H * T, -2, 2);
+  std::vector<uint16_t> kc16(kc.size()), vc16(vc.size());
+  for (size_t i = 0; i < kc.size(); ++i)
+    kc16[i] = sy::dtype::f32_to_f16(kc[i]), vc16[i] = sy::dtype::f32_to_f16(vc[i]);
+  for (const uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
+    for (uint64_t window : {1, 5, 16, 300}) {
+      SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, window " + std::to_string(window));
+      std::vector<float> out[2];
+      both([&](Handle& h, bool g) {
+        const bool f16 = kv == SY_DTYPE_F16;
+        sy_tensor tkc = f16 ? h.make(kc16, {W, bs * n_blocks}, kv) : h.make(kc, {W, bs * n_blocks});
+        sy_tensor tvc = f16 ? h.make(vc16, {W, bs * n_blocks}, kv) : h.make(vc, {W, bs * n_blocks});
+        sy_tensor tq = h.make(q, {D, H, T}), to = h.zeros({D, H, T});
+        sy_attention_args a{};
+        a.struct_size = sizeof a;
+        a.q = &tq, a.k_cache = &tkc, a.v_cache = &tvc, a.out = &to;
+        a.n_kv_head = (uint32_t)HK;
+        a.n_seqs = (uint32_t)n_seqs;
+        a.seq_token_start = start.data();
+        a.token_pos = pos.data();
+        a.block_tables = tables.data();
+        a.max_blocks_per_seq = (uint32_t)max_blocks;
+        a.block_size = (uint32_t)bs;
+        a.scale = 1.0f / std::sqrt((float)D);
+        a.window = window;
+        ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
+        out[g] = h.read(to);
+      });
+      EXPECT_TRUE(close(out[1], out[0], std::vector<double>(out[0].size(), 2.0)));  // max |v| = 2
+    }
+}
+
+// Sigmoid and softmax gating with and without a selection bias: the bias chooses (a large one
+// picks an expert of low p), the weights stay unbiased; exact ties keep the lower id first.
+TEST_P(GpuOps, MoeGateSigmoidSelectionBiasAndTies) {
+  uint64_t seed = 600;
+  for (int64_t E : {8, 64})
+    for (uint32_t gating : {SY_MOE_GATING_SIGMOID, SY_MOE_GATING_SOFTMAX})
+      for (bool with_bias : {false, true})
+        for (int64_t k : {1, 3}) {
+          SCOPED_TRACE("E=" + std::to_string(E) + " gating=" + std::to_string(gating) +
+                       " bias=" + std::to_string(with_bias) + " k=" + std::to_string(k));
+          const int64_t T = 5;
+          Rng rng(seed++);
+          auto logits = rng.vec(E * T, -3, 3);
+          auto bias = rng.vec(E, -0.1f, 0.1f);
+          // Experts 1 and 3 tie above the others, biased or not; expert 5's bias puts it first,
+          // even where its logit is low (token 2).
+          for (int64_t t = 0; t < T; ++t) logits[t * E + 1] = logits[t * E + 3] = 4.0f;
+          bias[1] = bias[3] = 0.1f, bias[5] = 2.0f;
+          logits[2 * E + 5] = -3.0f;
+          std::vector<int32_t> ids[2];
+          std::vector<float> wts[2];
+          both([&](Handle& h, bool g) {
+            sy_tensor tl = h.make(logits, {E, T}), tb = h.make(bias, {E});
+            sy_tensor ti = h.zeros({k, T}, SY_DTYPE_I32), tw = h.zeros({k, T});
+            const sy_moe_gate_args a{sizeof a, gating, &tl,  &ti,
+                                     &tw,      k > 1,  2.5f, with_bias ? &tb : nullptr};
+            ASSERT_EQ(h.api().moe_gate(h.get(), &a), SY_OK) << h.error();
+            ids[g] = h.read<int32_t>(ti);
+            wts[g] = h.read(tw);
+          });
+          ASSERT_EQ(ids[1], ids[0]);
+          const std::vector<int32_t> top =
+              with_bias ? std::vector<int32_t>{5, 1, 3} : std::vector<int32_t>{1, 3};
+          for (int64_t t = 0; t < T; ++t)
+            for (int64_t j = 0; j < std::min<int64_t>(k, (int64_t)top.size()); ++j)
+              EXPECT_EQ(ids[0][t * k + j], top[j]) << "token " << t << " slot " << j;
+          EXPECT_TRUE(close(wts[1], wts[0], abs_of(wts[0])));
+        }
+}
+
+// A fused gate_up weight {K, 2N, E}: the gate and up halves as two strided views, each with a
+// bias {N, E} and a scale {E}; one input per token or per slot; the GEMV (up to 16 pairs) and
+// the routed GEMM.
+TEST_P(GpuOps, MoeMatmulStridedExpertsWithBiasAndScale) {
+  const int64_t E = 5, N = 24, k = 2;
+  uint64_t seed = 700;
+  for (uint32_t dt : {SY_DTYPE_F32, SY_DTYPE_Q8_0, SY_DTYPE_Q4_K})
+    for (int64_t T : {1, 3, 30})
+      for (int epilogue : {0, 1, 2}) {  // none, bias, bias and scale
+        const int64_t K = row_len(dt, 64), xs = T == 3 ? k : 1, rb = sy::dtype::row_bytes(dt, K);
+        SCOPED_TRACE(std::string(sy::dtype::name(dt)) + " T=" + std::to_string(T) +
+                     " epilogue=" + std::to_string(epilogue) + " x_slots=" + std::to_string(xs));
+        Rng rng(seed++);
+        const auto wq = encode(dt, rng.vec(K * 2 * N * E), K, 2 * N * E);
+        const auto x = rng.vec(K * xs * T), bias = rng.vec(N * E, -2, 2);
+        const auto scale = rng.vec(E, -2, 2);
+        std::vector<int32_t> ids(k * T);
+        for (int64_t t = 0; t < T; ++t)
+          ids[t * k] = (int32_t)((t * 3 + 4) % E), ids[t * k + 1] = (int32_t)((t * 3 + 1) % E);
+        std::vector<float> ys[2][2];
+        both([&](Handle& h, bool g) {
+          sy_tensor tw = h.make(wq, {K, 2 * N, E}, dt), tx = h.make(x, {K, xs, T});
+          sy_tensor ti = h.make(ids, {k, T}, SY_DTYPE_I32), tb = h.make(bias, {N, E});
+          sy_tensor tsc = h.make(scale, {E});
+          for (int half : {0, 1}) {
+            sy_tensor view = Handle::tensor(dt, tw.buffer, half * N * rb, {K, N, E});
+            sy_tensor ty = h.zeros({N, k, T});
+            const sy_moe_matmul_args a{sizeof a,
+                                       0,
+                                       &tx,
+                                       &view,
+                                       &ti,
+                                       &ty,
+                                       (uint64_t)(2 * N * rb),
+                                       epilogue >= 1 ? &tb : nullptr,
+                                       epilogue == 2 ? &tsc : nullptr};
+            ASSERT_EQ(h.api().moe_matmul(h.get(), &a), SY_OK) << h.error();
+            ys[g][half] = h.read(ty);
+          }
+        });
+        const auto w = decode(dt, wq, K, 2 * N * E);
+        for (int half : {0, 1}) {
+          std::vector<double> mag(N * k * T);
+          for (int64_t p = 0; p < k * T; ++p) {
+            const int64_t e = ids[p], xr = (p / k) * xs + (xs == 1 ? 0 : p % k);
+            for (int64_t j = 0; j < N; ++j) {
+              double m = epilogue >= 1 ? std::fabs(bias[e * N + j]) : 0;
+              for (int64_t c = 0; c < K; ++c)
+                m += std::fabs((double)x[xr * K + c] * w[((e * 2 + half) * N + j) * K + c]);
+              mag[p * N + j] = m * (epilogue == 2 ? std::fabs(scale[e]) : 1);
+            }
+          }
+          EXPECT_TRUE(close(ys[1][half], ys[0][half], mag)) << "half " << half;
+        }
+      }
+}
+
+// The epilogue belongs to an expert: a row whose id is out of range stays zero, bias or not.
+TEST_P(GpuOps, MoeMatmulBadIdsStayZeroWithBiasAndScale) {
+  const int64_t K = 32, N = 8, E = 2;
+  for (int64_t T : {1, 20}) {
+    std::vector<int32_t> ids(T, 1);
+    ids[0] = 7;
+    Rng rng(10);
+    sy_tensor tx = gpu_->make(rng.vec(K * T), {K, 1, T}),
+              tw = gpu_->make(rng.vec(K * N * E), {K, N, E});
+    sy_tensor ti = gpu_->make(ids, {1, T}, SY_DTYPE_I32), tb = gpu_->make(rng.vec(N * E), {N, E});
+    sy_tensor ts = gpu_->make(std::vector<float>{2.0f, 3.0f}, {E}), ty = gpu_->zeros({N, 1, T});
+    const sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty, 0, &tb, &ts};
+    ASSERT_EQ(gpu_->api().moe_matmul(gpu_->get(), &a), SY_OK) << gpu_->error();
+    const auto y = gpu_->read(ty);
+    for (int64_t j = 0; j < N; ++j) EXPECT_EQ(y[j], 0.0f) << "T=" << T << " j=" << j;
+  }
+}
+
+TEST_P(GpuOps, Hybrid2LimitsAreNamed) {
+  const uint32_t start[2] = {0, 1};
+  const int32_t slot = 0;
+  const int64_t S = 300;
+  sy_tensor xbc = gpu_->zeros({4 + 2 * S, 1}), dt = gpu_->zeros({1, 1}), a = gpu_->zeros({1});
+  sy_tensor st = gpu_->zeros({S, 4, 1}), y = gpu_->zeros({4, 1});
+  sy_ssm_scan2_args s{};
+  s.struct_size = sizeof s;
+  s.n_seqs = 1;
+  s.xbc = &xbc, s.dt = &dt, s.a = &a, s.state = &st, s.y = &y;
+  s.seq_token_start = start;
+  s.state_slots = &slot;
+  EXPECT_EQ(gpu_->api().ssm_scan2(gpu_->get(), &s), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(gpu_->error(), "ssm_scan2: d_state 300 above 256 not supported");
+  sy_tensor qkv = gpu_->zeros({3 * S, 1}), ab = gpu_->zeros({1, 1}), m = gpu_->zeros({S, S, 1, 1});
+  sy_tensor gy = gpu_->zeros({S, 1, 1}), v = gpu_->zeros({1});
+  sy_gated_delta_net_args g{};
+  g.struct_size = sizeof g;
+  g.n_seqs = 1;
+  g.qkv = &qkv, g.alpha = &ab, g.beta = &ab, g.dt_bias = &v, g.a = &v, g.state = &m, g.y = &gy;
+  g.seq_token_start = start;
+  g.state_slots = &slot;
+  EXPECT_EQ(gpu_->api().gated_delta_net(gpu_->get(), &g), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(gpu_->error(), "gated_delta_net: head size 300 above 256 not supported");
+  // F32 weights are read as floats: an expert stride that is not a multiple of 4 is refused.
+  const int64_t K = 16, N = 16, E = 3;
+  sy_tensor w = Handle::tensor(SY_DTYPE_F32, gpu_->alloc(4096), 0, {K, N, E});
+  sy_tensor x = gpu_->zeros({K, 1, 1}), ids = gpu_->zeros({1, 1}, SY_DTYPE_I32);
+  sy_tensor my = gpu_->zeros({N, 1, 1});
+  const sy_moe_matmul_args mm{sizeof mm, 0, &x, &w, &ids, &my, K * N * 4 + 2, nullptr, nullptr};
+  EXPECT_EQ(gpu_->api().moe_matmul(gpu_->get(), &mm), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(gpu_->error(), "moe_matmul: expert_stride 1026 of F32 weights is not a multiple of 4");
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuOps, ::testing::ValuesIn(sy::test::gpu_plugins(true)), name_of);

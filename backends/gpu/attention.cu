@@ -2,7 +2,9 @@
 // (decode) gets one block per (token, head) whose warps split the context positions; a sequence
 // with several tokens (prefill) gets blocks of kTileQ consecutive tokens, one warp per token, that
 // share each chunk of keys and values through shared memory. Both use an online softmax in F32.
-// The cache is F32 or F16 (KV below: float or uint16_t); F16 values are converted on load.
+// The cache is F32 or F16 (KV below: float or uint16_t); F16 values are converted on load. A
+// sliding window (1.5) only moves where each token's positions start: neither kernel reads a
+// position outside the windows of its tokens.
 #include <vector>
 
 #include "device_common.cuh"
@@ -15,8 +17,14 @@ namespace {
 constexpr int kMaxHeadDim = 256;
 constexpr int kPerLane = kMaxHeadDim / SY_WARP;  // head dims each lane owns: d = lane + i*WARP
 constexpr int kDecodeWarps = 8;
-constexpr int kTileQ = 4;   // prefill tokens per block
-constexpr int kChunk = 16;  // prefill positions per shared-memory chunk
+constexpr int kTileQ = 4;     // prefill tokens per block
+constexpr int kChunk = 16;    // prefill positions per shared-memory chunk
+constexpr int kTileInts = 5;  // a prefill tile: first token, tokens, sequence, positions [lo, hi)
+
+// The first position a query at len - 1 sees: 0, or the start of its window.
+__host__ __device__ __forceinline__ int window_start(int len, int window) {
+  return window != 0 && len > window ? len - window : 0;
+}
 
 struct Paging {
   const int32_t* tables;  // n_seqs rows of max_blocks
@@ -70,7 +78,7 @@ template <class KV>
 __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* vc, float* out,
                                         const int32_t* tokens, const int32_t* tok_seq,
                                         const int32_t* pos, Paging pg, int n_head, int group, int d,
-                                        float scale) {
+                                        float scale, int window) {
   __shared__ float w_m[kDecodeWarps], w_l[kDecodeWarps];
   __shared__ float w_acc[kDecodeWarps][kMaxHeadDim];
   const int h = blockIdx.x, t = tokens[blockIdx.y], seq = tok_seq[t];
@@ -84,7 +92,7 @@ __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* 
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) o.acc[i] = 0.0f;
   const int len = pos[t] + 1;
-  for (int p = warp; p < len; p += kDecodeWarps) {
+  for (int p = window_start(len, window) + warp; p < len; p += kDecodeWarps) {
     const int64_t slot = pg.slot(seq, p);
     const KV* kr = kc + slot * kv_width + kv_off;
     float dot = 0.0f;
@@ -99,7 +107,8 @@ __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* 
     if (lane + i * SY_WARP < d) w_acc[warp][lane + i * SY_WARP] = o.acc[i];
   __syncthreads();
   float mx = -INFINITY;
-  for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, w_m[w]);  // finite: warp 0 saw p = 0
+  // Finite: warp 0 saw the first position. A warp that saw none adds exp(-inf) = 0.
+  for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, w_m[w]);
   float l = 0.0f;
   for (int w = 0; w < kDecodeWarps; ++w) l += w_l[w] * expf(w_m[w] - mx);
   float* ov = out + ((int64_t)t * n_head + h) * d;
@@ -110,20 +119,21 @@ __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* 
   }
 }
 
-// grid (n_head, n_tiles); tile = {first token, tokens (<= kTileQ), sequence, longest context}.
+// grid (n_head, n_tiles); tile = {first token, tokens (<= kTileQ), sequence, and the positions
+// [lo, hi) any of its tokens sees}.
 template <class KV>
 __global__ void attention_prefill_kernel(const float* q, const KV* kc, const KV* vc, float* out,
                                          const int32_t* tiles, const int32_t* pos, Paging pg,
-                                         int n_head, int group, int d, float scale) {
+                                         int n_head, int group, int d, float scale, int window) {
   __shared__ float ks[kChunk][kMaxHeadDim];
   __shared__ float vs[kChunk][kMaxHeadDim];
   const int h = blockIdx.x;
-  const int32_t* tile = tiles + 4 * blockIdx.y;
-  const int first = tile[0], count = tile[1], seq = tile[2], max_len = tile[3];
+  const int32_t* tile = tiles + kTileInts * blockIdx.y;
+  const int first = tile[0], count = tile[1], seq = tile[2], lo = tile[3], hi = tile[4];
   const int lane = threadIdx.x % SY_WARP, warp = threadIdx.x / SY_WARP;
   const bool active = warp < count;
   const int t = first + (active ? warp : 0);
-  const int len = active ? pos[t] + 1 : 0;
+  const int len = active ? pos[t] + 1 : 0, from = window_start(len, window);
   const int64_t kv_width = (int64_t)d * (n_head / group), kv_off = (int64_t)(h / group) * d;
   float qr[kPerLane];
 #pragma unroll
@@ -132,8 +142,8 @@ __global__ void attention_prefill_kernel(const float* q, const KV* kc, const KV*
   Online o;
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) o.acc[i] = 0.0f;
-  for (int c0 = 0; c0 < max_len; c0 += kChunk) {
-    const int n = imin(kChunk, max_len - c0);
+  for (int c0 = lo; c0 < hi; c0 += kChunk) {
+    const int n = imin(kChunk, hi - c0);
     for (int e = threadIdx.x; e < n * d; e += blockDim.x) {
       const int p = e / d, i = e % d;
       const int64_t slot = pg.slot(seq, c0 + p);
@@ -141,8 +151,9 @@ __global__ void attention_prefill_kernel(const float* q, const KV* kc, const KV*
       vs[p][i] = kv_get(vc, slot * kv_width + kv_off + i);
     }
     __syncthreads();
-    const int stop = imin(n, len - c0);  // causal: this token's positions in the chunk
-    for (int p = 0; p < stop; ++p) {
+    // This token's positions in the chunk: causal, and inside its window.
+    const int stop = imin(n, len - c0);
+    for (int p = from > c0 ? from - c0 : 0; p < stop; ++p) {
       float dot = 0.0f;
 #pragma unroll
       for (int i = 0; i < kPerLane; ++i)
@@ -169,13 +180,13 @@ void launch_attention(const KV* kc, const KV* vc, const plugin::AttentionOp& op,
     const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_decode - t0));
     SY_LAUNCH(attention_decode_kernel<KV>, grid, kDecodeWarps * SY_WARP, stream, op.q.f32(), kc, vc,
               op.out.f32(), at(dec_at) + t0, at(seq_at), at(pos_at), pg, (int)n_head, group, (int)d,
-              op.scale);
+              op.scale, (int)op.window);
   }
   for (size_t i0 = 0; i0 < n_tiles; i0 += 65535) {
     const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_tiles - i0));
     SY_LAUNCH(attention_prefill_kernel<KV>, grid, kTileQ * SY_WARP, stream, op.q.f32(), kc, vc,
-              op.out.f32(), at(tile_at) + 4 * i0, at(pos_at), pg, (int)n_head, group, (int)d,
-              op.scale);
+              op.out.f32(), at(tile_at) + kTileInts * i0, at(pos_at), pg, (int)n_head, group,
+              (int)d, op.scale, (int)op.window);
   }
 }
 
@@ -225,9 +236,12 @@ void GpuBackend::attention(const AttentionOp& op) {
     }
     for (uint32_t t0 = b; t0 < e; t0 += kTileQ) {
       const uint32_t count = std::min<uint32_t>(kTileQ, e - t0);
-      int32_t longest = 0;
-      for (uint32_t t = t0; t < t0 + count; ++t) longest = std::max(longest, op.token_pos[t] + 1);
-      tiles.insert(tiles.end(), {(int32_t)t0, (int32_t)count, (int32_t)s, longest});
+      int32_t lo = INT32_MAX, hi = 0;
+      for (uint32_t t = t0; t < t0 + count; ++t) {
+        lo = std::min(lo, window_start(op.token_pos[t] + 1, (int)op.window));
+        hi = std::max(hi, op.token_pos[t] + 1);
+      }
+      tiles.insert(tiles.end(), {(int32_t)t0, (int32_t)count, (int32_t)s, lo, hi});
     }
   }
   meta_begin();
@@ -244,10 +258,10 @@ void GpuBackend::attention(const AttentionOp& op) {
   if (op.k_cache.dtype == SY_DTYPE_F16)
     launch_attention(static_cast<const uint16_t*>(op.k_cache.data),
                      static_cast<const uint16_t*>(op.v_cache.data), op, decode.size(), dev, dec_at,
-                     seq_at, pos_at, tile_at, tiles.size() / 4, pg, group, compute_);
+                     seq_at, pos_at, tile_at, tiles.size() / kTileInts, pg, group, compute_);
   else
     launch_attention(op.k_cache.f32(), op.v_cache.f32(), op, decode.size(), dev, dec_at, seq_at,
-                     pos_at, tile_at, tiles.size() / 4, pg, group, compute_);
+                     pos_at, tile_at, tiles.size() / kTileInts, pg, group, compute_);
   launched("attention");
 }
 

@@ -12,6 +12,15 @@ __device__ __forceinline__ int imin(int a, int b) {
   return a < b ? a : b;
 }
 
+__device__ __forceinline__ float silu(float v) {
+  return v / (1.0f + expf(-v));
+}
+
+// As the recurrent ops define it: v > 20 ? v : log1p(exp(v)).
+__device__ __forceinline__ float softplus(float v) {
+  return v > 20.0f ? v : log1pf(expf(v));
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = SY_WARP / 2; o > 0; o >>= 1) v += SY_SHFL_XOR(v, o);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "switchyard/common/dtype.h"
 #include "switchyard/sdk/backend.h"
@@ -15,6 +16,14 @@ constexpr int kThreads = 256;  // default block size: whole warps on every vendo
 // Blocks for a grid-stride loop over n elements (the loop covers what the grid does not).
 inline unsigned grid_for(int64_t n, int threads = kThreads) {
   return (unsigned)std::clamp<int64_t>((n + threads - 1) / threads, 1, 65535);
+}
+
+// A kernel's fixed-size limit: SY_ERR_UNSUPPORTED naming the value unless ok.
+inline void need(bool ok, const char* op, const char* what, int64_t value, int64_t limit) {
+  if (!ok)
+    throw plugin::Error(SY_ERR_UNSUPPORTED, std::string(op) + ": " + what + " " +
+                                                std::to_string(value) + " above " +
+                                                std::to_string(limit) + " not supported");
 }
 
 // Runs body with DT bound to a weight dtype as a compile-time constant: every type of the dtype

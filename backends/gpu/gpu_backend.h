@@ -88,6 +88,7 @@ class GpuBackend final : public plugin::Backend {
   void synchronize();
 
   SY_BACKEND_OP_OVERRIDES;
+  SY_BACKEND_OP_OVERRIDES_1_5;
 
  private:
   struct BufferState {

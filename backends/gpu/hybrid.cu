@@ -1,7 +1,8 @@
 // The 1.1 hybrid ops: causal conv1d and the selective scan (a thread or a warp per channel,
-// tokens in order, state in registers), the MoE router (a thread per token) and the grouped
-// expert matmul: a GEMV per (token, slot) for decode-sized batches, else a routing pass that
-// lists each expert's rows on the device and one tiled GEMM over all experts. No host sync.
+// tokens in order, state in registers), the MoE router (a thread per token; softmax or sigmoid,
+// with the 1.5 selection bias) and the grouped expert matmul (with the 1.5 expert stride and
+// bias/scale epilogue): a GEMV per (token, slot) for decode-sized batches, else a routing pass
+// that lists each expert's rows on the device and one tiled GEMM over all experts. No host sync.
 #include "device_common.cuh"
 #include "dispatch.h"
 #include "gemm_tile.cuh"
@@ -16,10 +17,6 @@ constexpr int kScanWarps = 4;   // channels per scan block
 constexpr int kMaxExperts = 1024;
 constexpr int kMoeGemvPairs = 16;  // up to this many (token, slot) pairs: one GEMV each
 constexpr int kMoeGemvWarps = 4;
-
-__device__ __forceinline__ float silu(float v) {
-  return v / (1.0f + expf(-v));
-}
 
 // grid (ceil(C / threads), n_seqs): one thread per (sequence, channel) slides the window.
 __global__ void ssm_conv_kernel(const float* x, const float* w, const float* bias, float* state,
@@ -62,8 +59,7 @@ __global__ void ssm_scan_kernel(const float* u, const float* dt, const float* dt
   }
   for (uint32_t t = seq_start[s]; t < seq_start[s + 1]; ++t) {
     const float ut = u[t * d_inner + i];
-    const float v = dt[t * d_inner + i] + (dt_bias ? dt_bias[i] : 0.0f);
-    const float delta = v > 20.0f ? v : log1pf(expf(v));
+    const float delta = softplus(dt[t * d_inner + i] + (dt_bias ? dt_bias[i] : 0.0f));
     float part = 0.0f;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
@@ -83,26 +79,38 @@ __global__ void ssm_scan_kernel(const float* u, const float* dt, const float* dt
     if (lane + j * SY_WARP < d_state) h[lane + j * SY_WARP] = hr[j];
 }
 
-// A thread per token: softmax, then k passes picking the highest unpicked logit (the softmax
-// is monotonic; a strict > keeps the lower expert id first on ties).
-__global__ void moe_gate_kernel(const float* logits, int32_t* ids, float* weights, int64_t n_tokens,
-                                int n_expert, int k, bool normalize, float scale) {
+// p of one expert: softmax (given the row's max and sum of exponentials) or sigmoid.
+__device__ __forceinline__ float gate_prob(float l, bool sigmoid, float mx, float sum) {
+  return sigmoid ? 1.0f / (1.0f + expf(-l)) : expf(l - mx) / sum;
+}
+
+// A thread per token: k passes picking the highest unpicked score, a strict > keeping the lower
+// expert id first on ties. The score is the logit when there is no selection bias (softmax and
+// sigmoid are monotonic, so the order is exact), else p + bias.
+__global__ void moe_gate_kernel(const float* logits, const float* sel_bias, int32_t* ids,
+                                float* weights, int64_t n_tokens, int n_expert, int k, bool sigmoid,
+                                bool normalize, float scale) {
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n_tokens;
        t += (int64_t)gridDim.x * blockDim.x) {
     const float* l = logits + t * n_expert;
-    float mx = -INFINITY;
-    for (int e = 0; e < n_expert; ++e) mx = fmaxf(mx, l[e]);
-    float sum = 0.0f;
-    for (int e = 0; e < n_expert; ++e) sum += expf(l[e] - mx);
+    float mx = -INFINITY, sum = 0.0f;
+    if (!sigmoid) {
+      for (int e = 0; e < n_expert; ++e) mx = fmaxf(mx, l[e]);
+      for (int e = 0; e < n_expert; ++e) sum += expf(l[e] - mx);
+    }
     uint32_t picked[kMaxExperts / 32];
     for (int w = 0; w < (n_expert + 31) / 32; ++w) picked[w] = 0;
     float wsum = 0.0f;
     for (int j = 0; j < k; ++j) {
       int best = -1;
-      for (int e = 0; e < n_expert; ++e)
-        if (!((picked[e / 32] >> (e % 32)) & 1u) && (best < 0 || l[e] > l[best])) best = e;
+      float best_score = 0.0f;
+      for (int e = 0; e < n_expert; ++e) {
+        if ((picked[e / 32] >> (e % 32)) & 1u) continue;
+        const float score = sel_bias ? gate_prob(l[e], sigmoid, mx, sum) + sel_bias[e] : l[e];
+        if (best < 0 || score > best_score) best = e, best_score = score;
+      }
       picked[best / 32] |= 1u << (best % 32);
-      const float p = expf(l[best] - mx) / sum;
+      const float p = gate_prob(l[best], sigmoid, mx, sum);
       ids[t * k + j] = best;
       weights[t * k + j] = p;
       wsum += p;
@@ -112,11 +120,29 @@ __global__ void moe_gate_kernel(const float* logits, int32_t* ids, float* weight
   }
 }
 
+// The 1.5 epilogue of expert e's output j, in F32 and in ggml's order: (acc + bias) * scale.
+__device__ __forceinline__ float expert_epilogue(float acc, const float* bias, const float* scale,
+                                                 int e, int64_t n, int64_t j) {
+  if (bias) acc += bias[(int64_t)e * n + j];
+  if (scale) acc *= scale[e];
+  return acc;
+}
+
+// Where an expert's weights are: expert e's matrix starts e * stride bytes after the first.
+struct ExpertWeights {
+  const uint8_t* w;
+  int64_t stride, row_bytes;
+  const float* bias;   // {N, n_expert}, or nullptr
+  const float* scale;  // {n_expert}, or nullptr
+  __device__ const uint8_t* row(int e, int64_t j) const {
+    return w + (int64_t)e * stride + j * row_bytes;
+  }
+};
+
 // grid (ceil(N / kMoeGemvWarps), pairs): a warp per output value of one (token, slot) pair.
 template <int DT>
-__global__ void moe_gemv_kernel(const float* x, const uint8_t* w, const int32_t* ids, float* y,
-                                int64_t k_dim, int64_t n, int n_expert, int k_slots, int x_slots,
-                                int64_t row_bytes) {
+__global__ void moe_gemv_kernel(const float* x, ExpertWeights ew, const int32_t* ids, float* y,
+                                int64_t k_dim, int64_t n, int n_expert, int k_slots, int x_slots) {
   const int lane = threadIdx.x % SY_WARP;
   const int64_t j = (int64_t)blockIdx.x * kMoeGemvWarps + threadIdx.x / SY_WARP;
   const int pair = blockIdx.y;
@@ -124,11 +150,11 @@ __global__ void moe_gemv_kernel(const float* x, const uint8_t* w, const int32_t*
   if (j >= n || e < 0 || e >= n_expert) return;  // a bad id leaves its zeroed row
   const int t = pair / k_slots, slot = pair % k_slots;
   const float* xr = x + ((int64_t)t * x_slots + (x_slots == 1 ? 0 : slot)) * k_dim;
-  const uint8_t* row = w + ((int64_t)e * n + j) * row_bytes;
+  const uint8_t* row = ew.row(e, j);
   float acc = 0.0f;
   for (int64_t c = lane; c < k_dim; c += SY_WARP) acc += load_w<DT>(row, c) * xr[c];
   acc = warp_sum(acc);
-  if (lane == 0) y[(int64_t)pair * n + j] = acc;
+  if (lane == 0) y[(int64_t)pair * n + j] = expert_epilogue(acc, ew.bias, ew.scale, e, n, j);
 }
 
 // One thread per expert lists, in pair order, the (token, slot) pairs routed to it.
@@ -146,22 +172,21 @@ __global__ void moe_route_kernel(const int32_t* ids, int n_pairs, int n_expert, 
 template <int DT>
 struct ExpertRows {
   const float* xp;
-  const uint8_t* wp;
+  ExpertWeights ew;
   const int32_t* pairs;  // n_expert lists of n_pairs
   const int32_t* counts;
   float* yp;
   int n, k, n_pairs, k_slots, x_slots;
-  int64_t row_bytes;
   __device__ int rows() const { return counts[blockIdx.z]; }
   __device__ int pair(int r) const { return pairs[(int64_t)blockIdx.z * n_pairs + r]; }
   __device__ float x(int r, int c) const {
     const int p = pair(r), t = p / k_slots, slot = p % k_slots;
     return xp[((int64_t)t * x_slots + (x_slots == 1 ? 0 : slot)) * k + c];
   }
-  __device__ float w(int j, int c) const {
-    return load_w<DT>(wp + ((int64_t)blockIdx.z * n + j) * row_bytes, c);
+  __device__ float w(int j, int c) const { return load_w<DT>(ew.row(blockIdx.z, j), c); }
+  __device__ void store(int r, int j, float v) const {
+    yp[(int64_t)pair(r) * n + j] = expert_epilogue(v, ew.bias, ew.scale, blockIdx.z, n, j);
   }
-  __device__ void store(int r, int j, float v) const { yp[(int64_t)pair(r) * n + j] = v; }
 };
 
 __global__ void moe_combine_kernel(const float* x, const float* weights, float* y, int64_t n, int k,
@@ -173,13 +198,6 @@ __global__ void moe_combine_kernel(const float* x, const float* weights, float* 
     for (int j = 0; j < k; ++j) acc += weights[t * k + j] * x[(t * k + j) * n + col];
     y[i] = acc;
   }
-}
-
-void need(bool ok, const char* op, const char* what, int64_t value, int64_t limit) {
-  if (!ok)
-    throw plugin::Error(SY_ERR_UNSUPPORTED, std::string(op) + ": " + what + " " +
-                                                std::to_string(value) + " above " +
-                                                std::to_string(limit) + " not supported");
 }
 
 }  // namespace
@@ -225,10 +243,10 @@ void GpuBackend::moe_gate(const plugin::MoeGateOp& op) {
   const int64_t n_expert = op.logits.ne[0], n_tokens = op.logits.ne[1], k = op.ids.ne[0];
   need(n_expert <= kMaxExperts, "moe_gate", "n_expert", n_expert, kMaxExperts);
   if (n_tokens == 0) return;
-  begin_op({op.logits.data, op.ids.data, op.weights.data});
+  begin_op({op.logits.data, op.ids.data, op.weights.data, op.selection_bias});
   SY_LAUNCH(moe_gate_kernel, grid_for(n_tokens, 64), 64, compute_, op.logits.f32(),
-            static_cast<int32_t*>(op.ids.data), op.weights.f32(), n_tokens, (int)n_expert, (int)k,
-            op.normalize, op.scale);
+            op.selection_bias, static_cast<int32_t*>(op.ids.data), op.weights.f32(), n_tokens,
+            (int)n_expert, (int)k, op.gating == SY_MOE_GATING_SIGMOID, op.normalize, op.scale);
   launched("moe_gate");
 }
 
@@ -239,18 +257,24 @@ void GpuBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
   if (pairs == 0 || n == 0) return;
   need(pairs <= 65535 * (int64_t)kTile, "moe_matmul", "token slots", pairs, 65535 * kTile);
   need(n_expert <= 65535, "moe_matmul", "n_expert", n_expert, 65535);
-  begin_op({op.x.data, op.w.data, op.ids.data, op.y.data});
+  // F32 weights are read as floats: each expert's matrix must start 4-byte aligned.
+  if (op.w.dtype == SY_DTYPE_F32 && op.expert_stride % 4 != 0)
+    throw plugin::Error(SY_ERR_UNSUPPORTED, "moe_matmul: expert_stride " +
+                                                std::to_string(op.expert_stride) +
+                                                " of F32 weights is not a multiple of 4");
+  begin_op({op.x.data, op.w.data, op.ids.data, op.y.data, op.bias, op.scale});
+  const ExpertWeights ew{op.w.bytes(), (int64_t)op.expert_stride, row_bytes, op.bias, op.scale};
   // Rows whose id is out of range stay zero (a device backend cannot check ids on the host).
   check(cudaMemsetAsync(op.y.data, 0, (size_t)(pairs * n * sizeof(float)), compute_),
         "moe_matmul: zero");
   const int32_t* ids = static_cast<const int32_t*>(op.ids.data);
-  if (k_dim == 0) return;
+  if (k_dim == 0 && !op.bias) return;  // empty sums: zero, times any scale
   if (pairs <= kMoeGemvPairs) {
     const dim3 grid((unsigned)((n + kMoeGemvWarps - 1) / kMoeGemvWarps), (unsigned)pairs);
-    SY_WEIGHT_DTYPE_SWITCH(op.w.dtype, "moe_matmul",
-                           SY_LAUNCH(moe_gemv_kernel<DT>, grid, kMoeGemvWarps * SY_WARP, compute_,
-                                     op.x.f32(), op.w.bytes(), ids, op.y.f32(), k_dim, n,
-                                     (int)n_expert, (int)k, (int)x_slots, row_bytes));
+    SY_WEIGHT_DTYPE_SWITCH(
+        op.w.dtype, "moe_matmul",
+        SY_LAUNCH(moe_gemv_kernel<DT>, grid, kMoeGemvWarps * SY_WARP, compute_, op.x.f32(), ew, ids,
+                  op.y.f32(), k_dim, n, (int)n_expert, (int)k, (int)x_slots));
     launched("moe_matmul");
     return;
   }
@@ -263,8 +287,8 @@ void GpuBackend::moe_matmul(const plugin::MoeMatmulOp& op) {
                   (unsigned)n_expert);
   SY_WEIGHT_DTYPE_SWITCH(
       op.w.dtype, "moe_matmul",
-      const ExpertRows<DT> src{op.x.f32(), op.w.bytes(), lists, counts, op.y.f32(), (int)n,
-                               (int)k_dim, (int)pairs, (int)k, (int)x_slots, row_bytes};
+      const ExpertRows<DT> src{op.x.f32(), ew, lists, counts, op.y.f32(), (int)n, (int)k_dim,
+                               (int)pairs, (int)k, (int)x_slots};
       SY_LAUNCH(gemm_tile_kernel<ExpertRows<DT>>, grid, kTileThreads, compute_, src));
   launched("moe_matmul");
 }

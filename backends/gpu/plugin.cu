@@ -187,6 +187,8 @@ extern const sy::plugin::PluginDesc kDesc = {
     /*device_memory=*/true,
     /*load_check=*/nullptr,
     /*kv_dtypes=*/sy::gpu::kKvDtypes,
+    /*omit_ops=*/0,
+    /*hybrid2_ops=*/true,
 };
 
 sy_status create_thunk(const sy_param* params, size_t n_params, sy_backend_t* out) {

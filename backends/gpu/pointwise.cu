@@ -1,5 +1,6 @@
-// rms_norm, rope, rope_ext, bias_scale, add, swiglu and softmax. Each thread reads an element
-// before it writes that same element, so the aliasing the ABI allows (y == x) is safe.
+// rms_norm, norm, rope, rope_ext, bias_scale, add, mul, swiglu, unary and softmax. Each thread
+// reads an element before it writes that same element, so the aliasing the ABI allows (y == x)
+// is safe.
 #include "device_common.cuh"
 #include "dispatch.h"
 #include "gpu_backend.h"
@@ -17,6 +18,21 @@ __global__ void rms_norm_kernel(const float* x, const float* w, float eps, float
   ss = block_reduce<false>(ss);
   const float inv = 1.0f / sqrtf(ss / (float)n + eps);
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] * inv * w[i];
+}
+
+// One block per row r0 + blockIdx.x: RMS or L2 norm, then (x * scale) * w's column r mod groups.
+__global__ void norm_kernel(const float* x, const float* w, int64_t groups, bool l2, float eps,
+                            float* y, int64_t n, int64_t r0) {
+  const int64_t r = r0 + blockIdx.x;
+  const float* xr = x + r * n;
+  float* yr = y + r * n;
+  const float* wr = w ? w + (r % groups) * n : nullptr;
+  float ss = 0.0f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += xr[i] * xr[i];
+  ss = block_reduce<false>(ss);
+  const float inv = l2 ? 1.0f / fmaxf(sqrtf(ss), eps) : 1.0f / sqrtf(ss / (float)n + eps);
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    yr[i] = wr ? xr[i] * inv * wr[i] : xr[i] * inv;
 }
 
 // One thread per rotated pair. theta in double: positions reach the thousands, where a float
@@ -95,6 +111,22 @@ __global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) 
     y[i] = a[i] + b[i];
 }
 
+// b_row 1: b has one value per row of n; else b is a's shape.
+__global__ void mul_kernel(const float* a, const float* b, float* y, int64_t n, int64_t total,
+                           bool b_row) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = a[i] * b[b_row ? i / n : i];
+}
+
+__global__ void unary_kernel(const float* x, float* y, int64_t total, bool sigmoid) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const float v = x[i], r = fmaxf(v, 0.0f);
+    y[i] = sigmoid ? 1.0f / (1.0f + expf(-v)) : r * r;
+  }
+}
+
 __global__ void swiglu_kernel(const float* gate, const float* up, float* y, int64_t n) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
@@ -132,6 +164,18 @@ void GpuBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const Ten
               y.f32() + r0 * n, n);
   }
   launched("rms_norm");
+}
+
+void GpuBackend::norm(const plugin::NormOp& op) {
+  const int64_t n = op.x.ne[0], rows = op.x.rows();
+  if (rows == 0 || n == 0) return;
+  begin_op({op.x.data, op.w, op.y.data});
+  for (int64_t r0 = 0; r0 < rows; r0 += kMaxRowBlocks) {
+    const unsigned blocks = (unsigned)std::min(kMaxRowBlocks, rows - r0);
+    SY_LAUNCH(norm_kernel, blocks, kThreads, compute_, op.x.f32(), op.w, op.groups,
+              op.kind == SY_NORM_L2, op.eps, op.y.f32(), n, r0);
+  }
+  launched("norm");
 }
 
 void GpuBackend::rope(const Tensor& x, const int32_t* pos, uint32_t n_rot, float freq_base,
@@ -186,6 +230,24 @@ void GpuBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {
   begin_op({a.data, b.data, y.data});
   SY_LAUNCH(add_kernel, grid_for(n), kThreads, compute_, a.f32(), b.f32(), y.f32(), n);
   launched("add");
+}
+
+void GpuBackend::mul(const Tensor& a, const Tensor& b, const Tensor& y) {
+  const int64_t n = a.nelements();
+  if (n == 0) return;
+  begin_op({a.data, b.data, y.data});
+  SY_LAUNCH(mul_kernel, grid_for(n), kThreads, compute_, a.f32(), b.f32(), y.f32(), a.ne[0], n,
+            b.ne[0] != a.ne[0]);
+  launched("mul");
+}
+
+void GpuBackend::unary(const plugin::UnaryOp& op) {
+  const int64_t n = op.x.nelements();
+  if (n == 0) return;
+  begin_op({op.x.data, op.y.data});
+  SY_LAUNCH(unary_kernel, grid_for(n), kThreads, compute_, op.x.f32(), op.y.f32(), n,
+            op.kind == SY_UNARY_SIGMOID);
+  launched("unary");
 }
 
 void GpuBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) {
