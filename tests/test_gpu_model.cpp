@@ -7,11 +7,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "gguf/gguf.h"
 #include "gpu_fixture.h"
 #include "host/plugin_host.h"
+#include "model/evaluate.h"
 #include "model/model.h"
 #include "modelgen/generator.h"
 #include "tiny_model.h"
@@ -87,6 +89,45 @@ TEST_P(GpuModel, LlamaCppFilesWithOptionalTensorsAgreeWithCpuRef) {
     ASSERT_TRUE(fs::exists(dir / f)) << "reference data missing: " << (dir / f);
     expect_agrees(dir / f, f, 20, 26, 128);
   }
+}
+
+// The 2026 families, whole: llama.cpp-written files of each against llama.cpp's own logits (the
+// prompt in one batch), and each family's tiny preset prefilled and decoded against cpu_ref
+// (the recurrent state carried across decode steps).
+TEST_P(GpuModel, FamilyReferenceFilesAgreeWithLlamaCpp) {
+  const fs::path dir =
+      fs::path(SWITCHYARD_SOURCE_DIR) / ".." / "shared" / "ggml-reference" / "models";
+  const std::vector<int32_t> prompt = {1,  17, 42, 99, 5, 23,  64, 100, 7,  3,  88, 12,
+                                       45, 77, 2,  9,  120, 61, 31, 33, 8, 70, 19, 4};
+  for (const char* f :
+       {"llamacpp-mamba2-dense", "llamacpp-granitehybrid-dense", "llamacpp-nemotron_h-dense",
+        "llamacpp-nemotron_h_moe-dense", "llamacpp-falcon-h1-dense", "llamacpp-lfm2-dense",
+        "llamacpp-qwen35-dense", "llamacpp-qwen35moe-moe", "llamacpp-qwen3next-moe",
+        "llamacpp-qwen3-dense", "llamacpp-qwen3moe-moe"}) {
+    SCOPED_TRACE(f);
+    const fs::path model = dir / (std::string(f) + ".gguf");
+    ASSERT_TRUE(fs::exists(model)) << "reference data missing: " << model;
+    auto file = sy::gguf::File::open(model);
+    sy::Backend b(sy::test::host().load(SY_PLUGIN_BACKEND, GetParam()), {});
+    auto m = sy::model::load_model(*file, b);
+    const auto got = sy::model::evaluate(*m, b, prompt, 0).logits;
+    const fs::path ref = dir / (std::string(f) + ".logits.f32");
+    std::vector<float> want(fs::file_size(ref) / sizeof(float));
+    std::ifstream in(ref, std::ios::binary);
+    in.read(reinterpret_cast<char*>(want.data()), want.size() * sizeof(float));
+    ASSERT_EQ(got.size(), want.size());
+    const Agreement a = compare(got, want);
+    EXPECT_LT(a.nmse, 1e-6);
+    std::printf("[ logits ] %s %s vs llama.cpp: NMSE %.2e\n", GetParam().c_str(), f, a.nmse);
+  }
+}
+
+TEST_P(GpuModel, FamilyPresetsAgreeWithCpuRef) {
+  for (const char* preset :
+       {"mamba2-tiny", "granitehybrid-tiny", "nemotron-h-tiny", "nemotron-h-dense-tiny",
+        "falcon-h1-tiny", "lfm2-tiny", "lfm2moe-tiny", "qwen35-tiny", "qwen35moe-tiny",
+        "qwen3next-tiny", "qwen3-tiny", "qwen3moe-tiny"})
+    expect_agrees(preset, "f32", 20, 30);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuModel, ::testing::ValuesIn(sy::test::gpu_plugins(true)), name_of);
