@@ -72,7 +72,8 @@ void moe_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const MoeRules
   }
   if (r.shared && d.n_ff_shexp > 0) {
     if (r.shared_gate)
-      w.shared_gate = &t.matrix(name(Tensor::ffn_gate_inp_shexp), {E, 1}, {Init::router, 0.0f});
+      // {n_embd}: one dimension, so llama-quantize keeps it F32 (it quantizes 2-D and 3-D only).
+      w.shared_gate = &t.f32(name(Tensor::ffn_gate_inp_shexp), {E}, {Init::router, 0.0f});
     ffn_tensors(t, d, il, d.n_ff_shexp, r.shared_rules, d.ffn_act == FfnAct::swiglu, w.shared,
                 kSharedExpert);
   }

@@ -27,7 +27,7 @@ struct MoeWeights {
   const sy_tensor *gate_scale = nullptr, *up_scale = nullptr, *down_scale = nullptr;
   Linear latent_down, latent_up;  // Nemotron's latent projections around the experts, or absent
   FfnWeights shared;              // the shared expert, or absent
-  const sy_tensor* shared_gate = nullptr;  // {n_embd, 1}: sigmoid gate of the shared expert
+  const sy_tensor* shared_gate = nullptr;  // F32 {n_embd}: sigmoid gate of the shared expert
   uint32_t moe_index = 0;                  // ordinal among MoE layers
 };
 
