@@ -15,10 +15,6 @@ function(switchyard_v1_0_plugin target source)
     -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 endfunction()
 switchyard_v1_0_plugin(switchyard_scheduler_v1_0_fcfs v1_0_scheduler.c)
-switchyard_v1_0_plugin(switchyard_backend_v1_0_backend v1_0_backend.c)
-target_compile_definitions(switchyard_backend_v1_0_backend PRIVATE
-  SY_WRAPPED_BACKEND="${SWITCHYARD_PLUGIN_DIR}/switchyard_backend_cpu_ref.so")
-target_link_libraries(switchyard_backend_v1_0_backend PRIVATE ${CMAKE_DL_LIBS})
 
 # The 1.1 release's fixed_window, built against the frozen 1.1 headers (abi_fixtures/v1.1): a
 # plugin of the minor before routers must load and plan under this host.
@@ -44,10 +40,10 @@ target_compile_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -pedan
 target_link_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -Wl,--no-undefined
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 
-# cpu_ref behind the frozen 1.3 and 1.4 headers (abi_fixtures/v1.3, v1.4): backends of the minors
-# before the 1.5 ops keep loading and running the models that do not need them, and are refused,
-# naming the ops, for the families that do.
-foreach(minor 3 4)
+# cpu_ref behind the frozen 1.0, 1.3 and 1.4 headers (abi_fixtures/v1.N): a 1.0 table never has
+# a later member read; backends of the minors before the 1.5 ops keep loading and running the
+# models that do not need them, and are refused, naming the ops, for the families that do.
+foreach(minor 0 3 4)
   set(target switchyard_backend_v1_${minor}_backend)
   add_library(${target} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/v1_n_backend.c)
   set_target_properties(${target} PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "gguf/gguf.h"
+#include "gguf_copy.h"
 #include "host/plugin_host.h"
 #include "llama_variant.h"
 #include "modelgen/generator.h"
@@ -142,10 +143,7 @@ TEST(DecoderTables, RefusesALlamaTensorInAJambaFile) {
   const fs::path src = fs::path(testing::TempDir()) / "sy-tables-jamba.gguf";
   sy::model::write_random_model(sy::model::preset_shape("hybrid-tiny"), "f32", 3, src);
   auto f = sy::gguf::File::open(src);
-  sy::gguf::Writer w;
-  for (const auto& [k, val] : f->metadata()) w.set(k, val);
-  for (const auto& t : f->tensors())
-    w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+  sy::gguf::Writer w = sy::test::copy_gguf(*f);
   const int64_t E = f->find_tensor("token_embd.weight")->ne[0];
   const std::vector<float> bias(E, 0.5f);
   w.add_tensor("blk.1.attn_output.bias", SY_DTYPE_F32, {E}, bias.data(), bias.size() * 4);
@@ -226,11 +224,8 @@ TEST(DecoderTables, InputScalesAreTakenButNotApplied) {
   v.scales = true;
   const fs::path p = write(v, "input-scales");
   auto f = sy::gguf::File::open(p);
-  sy::gguf::Writer w;
-  for (const auto& [k, val] : f->metadata()) w.set(k, val);
-  for (const auto& t : f->tensors())
-    if (t.name.find(".input_scale") == std::string::npos)
-      w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+  sy::gguf::Writer w = sy::test::copy_gguf(
+      *f, [](const std::string& name) { return name.find(".input_scale") == std::string::npos; });
   const fs::path q = fs::path(testing::TempDir()) / "sy-variant-no-input-scales.gguf";
   w.write(q);
   Loaded a(p, "cpu_ref"), b(q, "cpu_ref");

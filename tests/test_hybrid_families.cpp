@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gguf/gguf.h"
+#include "gguf_copy.h"
 #include "model/evaluate.h"
 #include "model/model.h"
 #include "model/model_desc.h"
@@ -62,10 +63,10 @@ std::vector<double> logits(const std::string& preset) {
   return sy::test::widen(v);
 }
 
-const std::vector<std::string> kPresets = {"mamba2-tiny",    "granitehybrid-tiny", "nemotron-h-tiny",
-                                "nemotron-h-dense-tiny", "falcon-h1-tiny", "lfm2-tiny",
-                                "lfm2moe-tiny",   "qwen35-tiny",       "qwen35moe-tiny",
-                                "qwen3next-tiny", "qwen3-tiny",        "qwen3moe-tiny"};
+const std::vector<std::string> kPresets = {
+    "mamba2-tiny",    "granitehybrid-tiny", "nemotron-h-tiny", "nemotron-h-dense-tiny",
+    "falcon-h1-tiny", "lfm2-tiny",          "lfm2moe-tiny",    "qwen35-tiny",
+    "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny"};
 
 std::string test_name(const std::string& s) {
   std::string name = s;
@@ -159,10 +160,7 @@ struct Refusal {
 std::string load_error(const std::string& preset,
                        const std::function<void(sy::gguf::Writer&)>& edit) {
   auto f = sy::gguf::File::open(sy::test::generated_model_file(preset, "f32", 7, "family"));
-  sy::gguf::Writer w;
-  for (const auto& [k, v] : f->metadata()) w.set(k, v);
-  for (const auto& t : f->tensors())
-    w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+  sy::gguf::Writer w = sy::test::copy_gguf(*f);
   edit(w);
   const auto bytes = w.to_bytes();
   auto g = sy::gguf::File::parse(bytes.data(), bytes.size(), "edited.gguf");

@@ -13,9 +13,10 @@
 #include <sstream>
 
 #include "gguf/gguf.h"
+#include "gguf_copy.h"
 #include "host/plugin_host.h"
-#include "model/model_desc.h"
 #include "model/model.h"
+#include "model/model_desc.h"
 #include "modelgen/generator.h"
 
 namespace fs = std::filesystem;
@@ -274,10 +275,7 @@ TEST(HybridGguf, ReadsPerLayerArraysOfEitherIntegerTypeAndRejectsWrongLengths) {
   const fs::path p = write(s, "f32", "arrays");
   auto f = sy::gguf::File::open(p);
   auto rewrite = [&](const std::function<void(sy::gguf::Writer&)>& edit) {
-    sy::gguf::Writer w;
-    for (const auto& [k, v] : f->metadata()) w.set(k, v);
-    for (const auto& t : f->tensors())
-      w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+    sy::gguf::Writer w = sy::test::copy_gguf(*f);
     edit(w);
     const auto bytes = w.to_bytes();
     auto g = sy::gguf::File::parse(bytes.data(), bytes.size(), "edited.gguf");

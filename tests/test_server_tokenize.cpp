@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "gguf/gguf.h"
+#include "gguf_copy.h"
 #include "server_fixture.h"
 #include "text/chat_template.h"
 
@@ -135,11 +136,8 @@ TEST(ServerTokenize, BadBodiesGet400s) {
 fs::path model_with_template(const std::string& tmpl) {
   const fs::path out = server_dir() / "tiny-odd-template.gguf";
   const auto f = sy::gguf::File::open(model_file("f32"));
-  sy::gguf::Writer w;
-  for (const auto& [k, v] : f->metadata()) w.set(k, v);
+  sy::gguf::Writer w = sy::test::copy_gguf(*f);
   w.set("tokenizer.chat_template", sy::gguf::Value::of_str(tmpl));
-  for (const auto& t : f->tensors())
-    w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
   w.write(out);
   return out;
 }

@@ -8,20 +8,10 @@
 #include <vector>
 
 #include "ref_backend.h"
+#include "ref_math.h"
 #include "switchyard/common/dtype.h"
 
 namespace sy::cpu_ref {
-namespace {
-
-double silu(double v) {
-  return v / (1.0 + std::exp(-v));
-}
-double softplus(double v) {
-  return v > 20.0 ? v : std::log1p(std::exp(v));
-}
-
-}  // namespace
-
 void RefBackend::ssm_conv(const plugin::SsmConvOp& op) {
   const int64_t C = op.x.ne[0], K = op.weight.ne[0];
   const float* w = op.weight.f32();
@@ -76,7 +66,7 @@ void RefBackend::moe_gate(const plugin::MoeGateOp& op) {
   for (int64_t t = 0; t < op.logits.ne[1]; ++t) {
     const float* l = op.logits.f32() + t * E;
     if (op.gating == SY_MOE_GATING_SIGMOID) {
-      for (int64_t e = 0; e < E; ++e) p[e] = 1.0 / (1.0 + std::exp(-(double)l[e]));
+      for (int64_t e = 0; e < E; ++e) p[e] = sigmoid(l[e]);
     } else {
       const double mx = *std::max_element(l, l + E);
       double sum = 0.0;
@@ -84,7 +74,8 @@ void RefBackend::moe_gate(const plugin::MoeGateOp& op) {
       for (double& v : p) v /= sum;
     }
     // The selection bias only chooses; the weights are the unbiased probabilities.
-    for (int64_t e = 0; e < E; ++e) choose[e] = p[e] + (op.selection_bias ? op.selection_bias[e] : 0.0);
+    for (int64_t e = 0; e < E; ++e)
+      choose[e] = p[e] + (op.selection_bias ? op.selection_bias[e] : 0.0);
     std::iota(order.begin(), order.end(), 0);
     // Stable: equal scores keep the lower expert id first.
     std::stable_sort(order.begin(), order.end(),

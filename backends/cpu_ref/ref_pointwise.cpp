@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ref_backend.h"
+#include "ref_math.h"
 #include "switchyard/sdk/rope_angles.h"
 
 namespace sy::cpu_ref {
@@ -79,7 +80,7 @@ void RefBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {
 void RefBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) {
   for (int64_t i = 0; i < gate.nelements(); ++i) {
     const double g = gate.f32()[i];
-    y.f32()[i] = (float)(g / (1.0 + std::exp(-g)) * up.f32()[i]);
+    y.f32()[i] = (float)(silu(g) * up.f32()[i]);
   }
 }
 
@@ -121,7 +122,7 @@ void RefBackend::unary(const plugin::UnaryOp& op) {
   for (int64_t i = 0; i < op.x.nelements(); ++i) {
     const double x = op.x.f32()[i];
     const double r = std::fmax(x, 0.0);
-    op.y.f32()[i] = (float)(op.kind == SY_UNARY_SIGMOID ? 1.0 / (1.0 + std::exp(-x)) : r * r);
+    op.y.f32()[i] = (float)(op.kind == SY_UNARY_SIGMOID ? sigmoid(x) : r * r);
   }
 }
 

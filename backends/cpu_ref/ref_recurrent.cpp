@@ -6,19 +6,9 @@
 #include <vector>
 
 #include "ref_backend.h"
+#include "ref_math.h"
 
 namespace sy::cpu_ref {
-namespace {
-
-double silu(double v) {
-  return v / (1.0 + std::exp(-v));
-}
-double softplus(double v) {
-  return v > 20.0 ? v : std::log1p(std::exp(v));
-}
-
-}  // namespace
-
 void RefBackend::ssm_scan2(const plugin::SsmScan2Op& op) {
   const int64_t D = op.y.ne[0], H = op.n_head, S = op.d_state, P = D / H;
   const int64_t W = op.xbc.ne[0], heads_per_group = H / op.n_group;
@@ -72,10 +62,9 @@ void RefBackend::gated_delta_net(const plugin::GatedDeltaNetOp& op) {
         l2(col + m * S, qn);
         l2(col + (HK + m) * S, kn);
         const float* v = col + 2 * HK * S + j * S;
-        const double g =
-            softplus((double)op.alpha.f32()[t * HV + j] + op.dt_bias[j]) * op.a[j];
+        const double g = softplus((double)op.alpha.f32()[t * HV + j] + op.dt_bias[j]) * op.a[j];
         const double decay = std::exp(g);
-        const double b = 1.0 / (1.0 + std::exp(-(double)op.beta.f32()[t * HV + j]));
+        const double b = sigmoid(op.beta.f32()[t * HV + j]);
         float* M = state + j * S * S;  // element (i, c) at c * S + i
         for (int64_t c = 0; c < S; ++c) {
           double dot = 0.0;

@@ -83,8 +83,7 @@ class Checker {
     Tensor out = resolve(name, &first);
     const int64_t n_expert = t->ne[2];
     if (n_expert < 0 || t->ne[3] != 1)
-      fail(SY_ERR_INVALID_ARG, "%s has ne[2]=%" PRId64 " ne[3]=%" PRId64, name, t->ne[2],
-           t->ne[3]);
+      fail(SY_ERR_INVALID_ARG, "%s has ne[2]=%" PRId64 " ne[3]=%" PRId64, name, t->ne[2], t->ne[3]);
     const uint64_t matrix = (uint64_t)nbytes(out);
     if (stride < matrix || stride % 2 != 0)
       fail(SY_ERR_INVALID_ARG,
@@ -92,7 +91,8 @@ class Checker {
            stride, matrix);
     if (n_expert > 1) {
       sy_tensor last = first;
-      const unsigned __int128 off = (unsigned __int128)t->offset + (unsigned __int128)stride * (uint64_t)(n_expert - 1);
+      const unsigned __int128 off =
+          (unsigned __int128)t->offset + (unsigned __int128)stride * (uint64_t)(n_expert - 1);
       if (off > UINT64_MAX) fail(SY_ERR_INVALID_ARG, "%s: expert_stride overflows", name);
       last.offset = (uint64_t)off;
       resolve(name, &last);
@@ -525,6 +525,16 @@ const float* optional_vec(const Checker& c, const char* name, const sy_tensor* t
   return v.f32();
 }
 
+// An optional gate z shaped as `like` and apart from y; nullptr when absent.
+const float* optional_gate(const Checker& c, const sy_tensor* t, const char* like_name,
+                           const Tensor& like, const Tensor& y) {
+  if (!t) return nullptr;
+  Tensor z = c.f32("z", t);
+  c.same_shape("z", z, like_name, like);
+  c.disjoint("y", y, "z", z);
+  return z.f32();
+}
+
 }  // namespace
 
 SsmConvOp ssm_conv(const Backend& be, const sy_ssm_conv_args* args) {
@@ -588,12 +598,7 @@ SsmScanOp ssm_scan(const Backend& be, const sy_ssm_scan_args* args) {
   c.same_shape("y", op.y, "u", op.u);
   op.dt_bias = optional_vec(c, "dt_bias", args->dt_bias, d_inner);
   op.d = optional_vec(c, "d", args->d, d_inner);
-  if (args->z) {
-    Tensor z = c.f32("z", args->z);
-    c.same_shape("z", z, "u", op.u);
-    c.disjoint("y", op.y, "z", z);
-    op.z = z.f32();
-  }
+  op.z = optional_gate(c, args->z, "u", op.u, op.y);
   check_seq_slots(c, op.n_seqs, op.seq_token_start, op.state_slots, n_tokens, op.state.ne[2]);
   for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"u", &op.u},
                                 {"dt", &op.dt},
@@ -725,13 +730,15 @@ SsmScan2Op ssm_scan2(const Backend& be, const sy_ssm_scan2_args* args) {
   op.n_head = op.a.nelements();
   op.d_state = op.state.ne[0];
   if (op.n_head < 1 || d_inner % op.n_head != 0)
-    c.fail(SY_ERR_INVALID_ARG, "a has %" PRId64 " values (heads), which must divide d_inner=%" PRId64,
-           op.n_head, d_inner);
+    c.fail(SY_ERR_INVALID_ARG,
+           "a has %" PRId64 " values (heads), which must divide d_inner=%" PRId64, op.n_head,
+           d_inner);
   if (op.d_state < 1) c.fail(SY_ERR_INVALID_ARG, "state has ne[0]=0, expected d_state >= 1");
   const int64_t extra = op.xbc.ne[0] - d_inner;
   if (extra <= 0 || extra % (2 * op.d_state) != 0)
     c.fail(SY_ERR_INVALID_ARG,
-           "xbc has ne[0]=%" PRId64 ", expected d_inner=%" PRId64 " + 2 * n_group * d_state=%" PRId64,
+           "xbc has ne[0]=%" PRId64 ", expected d_inner=%" PRId64
+           " + 2 * n_group * d_state=%" PRId64,
            op.xbc.ne[0], d_inner, op.d_state);
   op.n_group = extra / (2 * op.d_state);
   if (op.n_head % op.n_group != 0)
@@ -745,12 +752,7 @@ SsmScan2Op ssm_scan2(const Backend& be, const sy_ssm_scan2_args* args) {
   c.dim_is("state", op.state, 3, 1);
   op.dt_bias = optional_vec(c, "dt_bias", args->dt_bias, op.n_head);
   op.d = optional_vec(c, "d", args->d, op.n_head);
-  if (args->z) {
-    Tensor z = c.f32("z", args->z);
-    c.same_shape("z", z, "y", op.y);
-    c.disjoint("y", op.y, "z", z);
-    op.z = z.f32();
-  }
+  op.z = optional_gate(c, args->z, "y", op.y, op.y);
   check_seq_slots(c, op.n_seqs, op.seq_token_start, op.state_slots, n_tokens, op.state.ne[2]);
   for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"xbc", &op.xbc},
                                 {"dt", &op.dt},
@@ -789,8 +791,9 @@ GatedDeltaNetOp gated_delta_net(const Backend& be, const sy_gated_delta_net_args
   op.head_dim = S;
   op.n_v_head = op.alpha.ne[0];
   if (S < 1 || op.n_v_head < 1)
-    c.fail(SY_ERR_INVALID_ARG, "state has ne[0]=%" PRId64 " and alpha ne[0]=%" PRId64
-           ", expected both >= 1", S, op.n_v_head);
+    c.fail(SY_ERR_INVALID_ARG,
+           "state has ne[0]=%" PRId64 " and alpha ne[0]=%" PRId64 ", expected both >= 1", S,
+           op.n_v_head);
   const int64_t qk = op.qkv.ne[0] - op.n_v_head * S;
   if (qk <= 0 || qk % (2 * S) != 0)
     c.fail(SY_ERR_INVALID_ARG,
@@ -838,8 +841,9 @@ NormOp norm(const Backend& be, const sy_norm_args* args) {
     c.at_most_2d("w", w);
     op.groups = w.ne[1];
     if (op.groups < 1 || op.x.rows() % op.groups != 0)
-      c.fail(SY_ERR_INVALID_ARG, "w has ne[1]=%" PRId64 " groups, which must divide x's %" PRId64
-             " rows", op.groups, op.x.rows());
+      c.fail(SY_ERR_INVALID_ARG,
+             "w has ne[1]=%" PRId64 " groups, which must divide x's %" PRId64 " rows", op.groups,
+             op.x.rows());
     c.disjoint("y", op.y, "w", w);
     op.w = w.f32();
   }

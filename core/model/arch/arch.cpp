@@ -11,10 +11,10 @@ namespace {
 // Every family, in the order `supported_archs` names them.
 const Arch* const* archs(size_t& n) {
   static const Arch* const kArchs[] = {
-      &llama_arch(),     &mamba_arch(),          &jamba_arch(),      &mamba2_arch(),
+      &llama_arch(),         &mamba_arch(),      &jamba_arch(),          &mamba2_arch(),
       &granitehybrid_arch(), &nemotron_h_arch(), &nemotron_h_moe_arch(), &falcon_h1_arch(),
-      &lfm2_arch(),      &lfm2moe_arch(),        &qwen35_arch(),     &qwen35moe_arch(),
-      &qwen3next_arch(), &qwen3_arch(),          &qwen3moe_arch()};
+      &lfm2_arch(),          &lfm2moe_arch(),    &qwen35_arch(),         &qwen35moe_arch(),
+      &qwen3next_arch(),     &qwen3_arch(),      &qwen3moe_arch()};
   n = std::size(kArchs);
   return kArchs;
 }
@@ -43,6 +43,10 @@ void global_tensors(TensorTable& t, const ModelDesc& d, ModelWeights& w, names::
   w.out_norm = &t.norm(names::tensor(norm), E);
   w.output = d.tied_output ? *w.tok_embd
                            : t.packed(t.matrix(names::tensor(names::Tensor::output), {E, V}));
+}
+
+const sy_tensor* layer_norm(TensorTable& t, const ModelDesc& d, names::Tensor which, uint32_t il) {
+  return &t.norm(names::tensor(which, il), d.n_embd);
 }
 
 void LayerOrdinals::assign(LayerWeights& w) {

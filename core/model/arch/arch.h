@@ -1,12 +1,13 @@
 // An architecture is one descriptor, as llama.cpp's src/models/<arch>.cpp: the keys its loader
 // reads (and a converter writes), its tensor table, and how one layer runs. Each family lives in
-// one file of this folder and is listed once in registry.cpp; the blocks it composes are in
+// one file of this folder and is listed once in arch.cpp; the blocks it composes are in
 // model/blocks/, the names it uses in model/names.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "model/arch/keys.h"
 #include "model/layer_pass.h"
@@ -58,5 +59,20 @@ struct LayerOrdinals {
   uint32_t attn = 0, state = 0, moe = 0;
   void assign(LayerWeights& w);
 };
+// Every layer's tensors in file order: the layer's spec and ordinals are set, body(L, il) takes
+// its tensors, then the layer joins w.
+template <class Body>
+void layer_tensors(const ModelDesc& d, ModelWeights& w, Body&& body) {
+  LayerOrdinals ord;
+  for (uint32_t il = 0; il < d.n_layer; ++il) {
+    LayerWeights L;
+    L.spec = d.layers[il];
+    ord.assign(L);
+    body(L, il);
+    w.layers.push_back(std::move(L));
+  }
+}
+// Layer il's norm `which` {n_embd}.
+const sy_tensor* layer_norm(TensorTable& t, const ModelDesc& d, names::Tensor which, uint32_t il);
 
 }  // namespace sy::model

@@ -45,20 +45,15 @@ class FalconH1 final : public Arch {
     attn.qkv = {Take::applied, true};
     attn.out = {Take::unapplied, true};  // build_attn gets no output bias
     const LinearRules ffn{Take::applied, false, true};
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
       mamba2_tensors(t, d, il, {true, Need::written}, L.ssm2);
       attention_tensors(t, d, il, attn, L.attn);
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       // The converter maps pre_ff_layernorm.weight whole onto the name: no ".weight".
       L.ffn_norm = &t.norm(names::tensor(Tensor::ffn_norm, il, ""), d.n_embd);
       if (il == 0) t.unapplied(names::tensor(Tensor::rope_freqs), {d.rope.n_rot / 2});
       ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn);
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 };
 

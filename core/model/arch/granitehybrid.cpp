@@ -71,8 +71,8 @@ class GraniteHybrid final : public Arch {
   void tensors(TensorTable& t, const ModelDesc& d, ModelWeights& w) const override {
     global_tensors(t, d, w);
     if (d.rope.enabled)
-      w.rope_freqs = t.optional_f32(names::tensor(Tensor::rope_freqs), {d.rope.n_rot / 2},
-                                    {Init::norm, 0});
+      w.rope_freqs =
+          t.optional_f32(names::tensor(Tensor::rope_freqs), {d.rope.n_rot / 2}, {Init::norm, 0});
     AttentionRules attn;
     attn.qkv = {Take::applied, true};
     attn.out = {Take::applied, true};
@@ -81,25 +81,20 @@ class GraniteHybrid final : public Arch {
     moe.expert_scales = Take::unapplied;
     moe.shared = true;
     moe.shared_rules = {Take::no, false, true};
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       if (L.spec.mixer == Mixer::attention)
         attention_tensors(t, d, il, attn, L.attn);
       else
         mamba2_tensors(t, d, il, {true, Need::required}, L.ssm2);
-      L.ffn_norm = &t.norm(names::tensor(Tensor::ffn_norm, il), d.n_embd);
+      L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
       if (L.spec.ffn == FfnKind::moe) {
         moe.gated = true;
         moe_tensors(t, d, il, moe, L.moe);
       } else {
         ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn);
       }
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 };
 

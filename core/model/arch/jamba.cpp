@@ -23,15 +23,14 @@ class Jamba final : public Arch {
     const HeadCounts h = read_head_counts(k, d);
     std::vector<bool> attn(d.n_layer), ffn(d.n_layer, true);
     for (uint32_t l = 0; l < d.n_layer; ++l) attn[l] = h.kv[l] != 0;  // 0: a Mamba layer
-    d.n_ff = k.uniform(Key::feed_forward_length,
-                       k.per_layer(Key::feed_forward_length, std::vector<uint32_t>(d.n_layer, 0)),
-                       ffn);
+    d.n_ff =
+        k.uniform(Key::feed_forward_length,
+                  k.per_layer(Key::feed_forward_length, std::vector<uint32_t>(d.n_layer, 0)), ffn);
     d.n_head = k.uniform(Key::head_count, h.heads, attn);
     d.n_head_kv = k.uniform(Key::head_count_kv, h.kv, attn);
     if (std::find(attn.begin(), attn.end(), true) != attn.end()) {
       if (d.n_head == 0 || d.n_head % d.n_head_kv != 0)
-        throw k.fail(k.name(Key::head_count) +
-                     " must be positive and a multiple of head_count_kv");
+        throw k.fail(k.name(Key::head_count) + " must be positive and a multiple of head_count_kv");
       // The graph splits attn_q {n_embd, n_embd} into value_length-wide heads and caches keys as
       // wide.
       const uint32_t v = k.u32(Key::value_length, d.n_embd / d.n_head);
@@ -84,23 +83,18 @@ class Jamba final : public Arch {
     MoeRules moe;
     moe.expert_scales = Take::unapplied;
     moe.writer_order = true;
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       if (L.spec.mixer == Mixer::attention)
         attention_tensors(t, d, il, attn, L.attn);
       else
         mamba_tensors(t, d, il, true, true, L.ssm);
-      L.ffn_norm = &t.norm(names::tensor(Tensor::ffn_norm, il), d.n_embd);
+      L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
       if (L.spec.ffn == FfnKind::moe)
         moe_tensors(t, d, il, moe, L.moe);
       else
         ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn, {}, true);
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 };
 

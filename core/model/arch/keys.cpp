@@ -63,7 +63,8 @@ void read_common_keys(const KeyReader& k, ModelDesc& d) {
   d.n_ctx = k.u32(Key::context_length);
   d.n_embd = k.u32(Key::embedding_length);
   d.n_layer = k.u32(Key::block_count);
-  if (d.n_layer == 0 || d.n_layer > 512) throw k.fail(k.name(Key::block_count) + " must be in [1, 512]");
+  if (d.n_layer == 0 || d.n_layer > 512)
+    throw k.fail(k.name(Key::block_count) + " must be in [1, 512]");
   d.rms_eps = k.f32(Key::layer_norm_rms_epsilon);
   // llama.cpp builds a non-causal mask when this is false; only causal attention is implemented.
   if (!k.boolean(Key::causal, true))

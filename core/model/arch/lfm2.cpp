@@ -88,23 +88,18 @@ class Lfm2 final : public Arch {
     moe.selection_bias = true;
     moe.expert_scales = Take::unapplied;
     moe.writer_order = true;  // lfm2moe's loader order: gate, down, up
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
-      L.ffn_norm = &t.norm(names::tensor(Tensor::ffn_norm, il), d.n_embd);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
+      L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
       if (L.spec.ffn == FfnKind::moe)
         moe_tensors(t, d, il, moe, L.moe);
       else
         ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn, {}, true);
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       if (L.spec.mixer == Mixer::attention)
         attention_tensors(t, d, il, attn, L.attn);
       else
         shortconv_tensors(t, d, il, L.conv);
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 
  private:

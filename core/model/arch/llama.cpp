@@ -16,9 +16,9 @@ class Llama final : public Arch {
 
   void read_keys(const KeyReader& k, ModelDesc& d) const override {
     const std::vector<bool> all(d.n_layer, true);
-    d.n_ff = k.uniform(Key::feed_forward_length,
-                       k.per_layer(Key::feed_forward_length, std::vector<uint32_t>(d.n_layer, 0)),
-                       all);
+    d.n_ff =
+        k.uniform(Key::feed_forward_length,
+                  k.per_layer(Key::feed_forward_length, std::vector<uint32_t>(d.n_layer, 0)), all);
     set_heads(k, d, read_head_counts(k, d), all);
     const uint32_t kl = k.u32(Key::key_length, d.n_embd / d.n_head);
     const uint32_t vl = k.u32(Key::value_length, d.n_embd / d.n_head);
@@ -30,8 +30,8 @@ class Llama final : public Arch {
                    "): the llama graph needs them equal");
     const uint32_t n_rot = k.u32(Key::rope_dimension_count, kl);
     if (n_rot != kl)
-      throw k.fail(k.name(Key::rope_dimension_count) + ": invalid n_rot: " +
-                   std::to_string(n_rot) + ", expected " + std::to_string(kl));
+      throw k.fail(k.name(Key::rope_dimension_count) + ": invalid n_rot: " + std::to_string(n_rot) +
+                   ", expected " + std::to_string(kl));
     d.head_dim = kl;
     d.attn_scale = 1.0f / std::sqrt(static_cast<float>(kl));
     d.rope = read_rope(k, d, n_rot, false);
@@ -56,28 +56,23 @@ class Llama final : public Arch {
 
   void tensors(TensorTable& t, const ModelDesc& d, ModelWeights& w) const override {
     global_tensors(t, d, w);
-    w.rope_freqs = t.optional_f32(names::tensor(Tensor::rope_freqs), {d.rope.n_rot / 2},
-                                  {Init::norm, 0});
+    w.rope_freqs =
+        t.optional_f32(names::tensor(Tensor::rope_freqs), {d.rope.n_rot / 2}, {Init::norm, 0});
     AttentionRules attn;
     attn.qkv = {Take::applied, true};
     attn.out = {Take::applied, true};
     const LinearRules ffn{Take::applied, true, true};  // build_ffn: add the bias, then scale
     MoeRules moe;
     moe.expert_scales = Take::applied;
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       attention_tensors(t, d, il, attn, L.attn);
-      L.ffn_norm = &t.norm(names::tensor(Tensor::ffn_norm, il), d.n_embd);
+      L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
       if (L.spec.ffn == FfnKind::moe)
         moe_tensors(t, d, il, moe, L.moe);
       else
         ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn);
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 };
 

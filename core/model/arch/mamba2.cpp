@@ -30,15 +30,10 @@ class Mamba2 final : public Arch {
 
   void tensors(TensorTable& t, const ModelDesc& d, ModelWeights& w) const override {
     global_tensors(t, d, w);
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       mamba2_tensors(t, d, il, {true, Need::required}, L.ssm2);
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 };
 

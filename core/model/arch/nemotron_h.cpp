@@ -91,12 +91,8 @@ class NemotronH final : public Arch {
     moe.latent = true;
     moe.shared = true;
     moe.shared_rules = {Take::no, true, true};
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       L.ffn_norm = L.attn_norm;  // an FFN block is normed by its attn_norm
       if (L.spec.mixer == Mixer::ssm2)
         mamba2_tensors(t, d, il, {true, Need::required}, L.ssm2);
@@ -106,8 +102,7 @@ class NemotronH final : public Arch {
         moe_tensors(t, d, il, moe, L.moe);
       else
         ffn_tensors(t, d, il, d.n_ff, ffn, false, L.ffn);
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 
  private:

@@ -66,20 +66,15 @@ class Qwen3 final : public Arch {
     MoeRules moe;
     moe.expert_scales = Take::applied;
     moe.writer_order = true;  // the converter's order: gate, down, up
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       attention_tensors(t, d, il, attn, L.attn);
-      L.ffn_norm = &t.norm(names::tensor(Tensor::ffn_norm, il), d.n_embd);
+      L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
       if (moe_)
         moe_tensors(t, d, il, moe, L.moe);
       else
         ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn, {}, true);
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 
  private:

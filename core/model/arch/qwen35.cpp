@@ -33,8 +33,9 @@ class Qwen35 final : public Arch {
     d.n_group = k.u32(Key::ssm_group_count);     // key heads
     if (d.d_conv == 0 || d.d_state == 0 || d.dt_rank == 0 || d.n_group == 0 ||
         d.dt_rank % d.n_group != 0)
-      throw k.fail(k.name(Key::ssm_time_step_rank) + " (value heads) must be a positive multiple of " +
-                   k.name(Key::ssm_group_count) + " (key heads), and the other ssm sizes positive");
+      throw k.fail(k.name(Key::ssm_time_step_rank) +
+                   " (value heads) must be a positive multiple of " + k.name(Key::ssm_group_count) +
+                   " (key heads), and the other ssm sizes positive");
     // llama.cpp's gated_delta_net asserts the value head size equals the key head size.
     if (d.d_inner != d.dt_rank * d.d_state)
       throw k.fail(k.name(Key::ssm_inner_size) + " (" + std::to_string(d.d_inner) +
@@ -121,18 +122,13 @@ class Qwen35 final : public Arch {
     moe.shared = true;
     moe.shared_gate = true;
     moe.shared_rules = {Take::no, scales, true};
-    LayerOrdinals ord;
-    for (uint32_t il = 0; il < d.n_layer; ++il) {
-      LayerWeights L;
-      L.spec = d.layers[il];
-      ord.assign(L);
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
       if (L.spec.mixer == Mixer::none) {  // multi-token prediction: taken, not run here
         nextn_block(t, d, il);
-        w.layers.push_back(std::move(L));
-        continue;
+        return;
       }
-      L.attn_norm = &t.norm(names::tensor(Tensor::attn_norm, il), d.n_embd);
-      L.ffn_norm = &t.norm(names::tensor(Tensor::post_attention_norm, il), d.n_embd);
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
+      L.ffn_norm = layer_norm(t, d, Tensor::post_attention_norm, il);
       if (L.spec.mixer == Mixer::attention)
         attention_tensors(t, d, il, attn, L.attn);
       else
@@ -141,8 +137,7 @@ class Qwen35 final : public Arch {
         moe_tensors(t, d, il, moe, L.moe);
       else
         ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn);
-      w.layers.push_back(std::move(L));
-    }
+    });
   }
 
  private:

@@ -11,8 +11,7 @@ void read_mamba1_sizes(const KeyReader& k, ModelDesc& d) {
     throw k.fail(k.name(Key::ssm_inner_size) +
                  " must be 2 * embedding_length (llama.cpp supports only that)");
   if (d.d_conv == 0 || d.d_state == 0 || d.dt_rank == 0)
-    throw k.fail(k.name(Key::ssm_conv_kernel) +
-                 ", state_size and time_step_rank must be positive");
+    throw k.fail(k.name(Key::ssm_conv_kernel) + ", state_size and time_step_rank must be positive");
 }
 
 void write_mamba1_sizes(KeyWriter& k, const ModelDesc& d) {
