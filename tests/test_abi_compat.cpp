@@ -197,8 +197,8 @@ TEST_P(AbiMinorBackend, TableIsReadOnlyAsFarAsItsStructSize) {
   auto p = host().load(SY_PLUGIN_BACKEND, "v1_" + std::to_string(minor) + "_backend");
   EXPECT_EQ(p->abi_version(), SY_MAKE_VERSION(1, minor));
   sy::Backend b(p, {});
-  const size_t size = minor == 3 ? offsetof(sy_backend_iface, weight_pack)
-                                 : offsetof(sy_backend_iface, ssm_scan2);
+  const size_t size =
+      minor == 3 ? offsetof(sy_backend_iface, weight_pack) : offsetof(sy_backend_iface, ssm_scan2);
   EXPECT_EQ(b.api().struct_size, size);
   const auto* bytes = reinterpret_cast<const unsigned char*>(&b.api());
   for (size_t i = size; i < sizeof(sy_backend_iface); ++i)

@@ -160,9 +160,8 @@ TEST(Config, ShapeFromToml) {
     sy::load_shape(path);
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              path + ":1:8: arch: must be one of " + sy::model::generated_archs() +
-                  ", got \"gpt2\"");
+    EXPECT_EQ(std::string(e.what()), path + ":1:8: arch: must be one of " +
+                                         sy::model::generated_archs() + ", got \"gpt2\"");
   }
   std::ofstream(path) << "n_layers = 3\n";
   try {

@@ -97,8 +97,8 @@ TEST_P(GpuModel, LlamaCppFilesWithOptionalTensorsAgreeWithCpuRef) {
 TEST_P(GpuModel, FamilyReferenceFilesAgreeWithLlamaCpp) {
   const fs::path dir =
       fs::path(SWITCHYARD_SOURCE_DIR) / ".." / "shared" / "ggml-reference" / "models";
-  const std::vector<int32_t> prompt = {1,  17, 42, 99, 5, 23,  64, 100, 7,  3,  88, 12,
-                                       45, 77, 2,  9,  120, 61, 31, 33, 8, 70, 19, 4};
+  const std::vector<int32_t> prompt = {1,  17, 42, 99, 5,   23, 64, 100, 7, 3,  88, 12,
+                                       45, 77, 2,  9,  120, 61, 31, 33,  8, 70, 19, 4};
   for (const char* f :
        {"llamacpp-mamba2-dense", "llamacpp-granitehybrid-dense", "llamacpp-nemotron_h-dense",
         "llamacpp-nemotron_h_moe-dense", "llamacpp-falcon-h1-dense", "llamacpp-lfm2-dense",

@@ -73,28 +73,23 @@ TEST_P(ReferenceModel, LogitsAgreeWithLlamaCpp) {
               mf.prompt.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(LlamaCpp, ReferenceModel,
-                         testing::Combine(testing::Values("llamacpp-llama-dense.gguf",
-                                                          "llamacpp-jamba-dense.gguf",
-                                                          "tiny-llama-f32.gguf",
-                                                          "llamacpp-mamba2-dense.gguf",
-                                                          "llamacpp-granitehybrid-dense.gguf",
-                                                          "llamacpp-nemotron_h-dense.gguf",
-                                                          "llamacpp-nemotron_h_moe-dense.gguf",
-                                                          "llamacpp-falcon-h1-dense.gguf",
-                                                          "llamacpp-lfm2-dense.gguf",
-                                                          "llamacpp-qwen35-dense.gguf",
-                                                          "llamacpp-qwen35moe-moe.gguf",
-                                                          "llamacpp-qwen3next-moe.gguf",
-                                                          "llamacpp-qwen3-dense.gguf",
-                                                          "llamacpp-qwen3moe-moe.gguf"),
-                                          testing::Values("cpu_ref", "cpu_onednn")),
-                         [](const auto& info) {
-                           std::string name =
-                               std::get<0>(info.param) + "_" + std::get<1>(info.param);
-                           for (char& c : name)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    LlamaCpp, ReferenceModel,
+    testing::Combine(testing::Values("llamacpp-llama-dense.gguf", "llamacpp-jamba-dense.gguf",
+                                     "tiny-llama-f32.gguf", "llamacpp-mamba2-dense.gguf",
+                                     "llamacpp-granitehybrid-dense.gguf",
+                                     "llamacpp-nemotron_h-dense.gguf",
+                                     "llamacpp-nemotron_h_moe-dense.gguf",
+                                     "llamacpp-falcon-h1-dense.gguf", "llamacpp-lfm2-dense.gguf",
+                                     "llamacpp-qwen35-dense.gguf", "llamacpp-qwen35moe-moe.gguf",
+                                     "llamacpp-qwen3next-moe.gguf", "llamacpp-qwen3-dense.gguf",
+                                     "llamacpp-qwen3moe-moe.gguf"),
+                     testing::Values("cpu_ref", "cpu_onednn")),
+    [](const auto& info) {
+      std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+      for (char& c : name)
+        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
 
 }  // namespace

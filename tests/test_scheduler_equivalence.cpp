@@ -138,7 +138,7 @@ std::string hybrid_combination_name(
     const testing::TestParamInfo<std::tuple<std::string, int>>& info) {
   static const char* const kTags[] = {"chunk", "preempt", "lpm", "overlap", "last"};
   const std::string& preset = std::get<0>(info.param);
-  std::string n = preset == "hybrid-tiny" ? "jamba"
+  std::string n = preset == "hybrid-tiny"  ? "jamba"
                   : preset == "mamba-tiny" ? "mamba"
                                            : preset.substr(0, preset.rfind("-tiny"));
   for (char& c : n)

@@ -42,14 +42,14 @@ REF(rope_ext_args, const sy_rope_ext_args*)
 REF(bias_scale_order, sy_bias_scale_order)
 REF(bias_scale_args, const sy_bias_scale_args*)
 REF(backend_iface, const sy_backend_iface*)
-REF(moe_gating, sy_moe_gating)                          /* since 1.5: SIGMOID */
-REF(ssm_scan2_args, const sy_ssm_scan2_args*)           /* since 1.5 */
-REF(gdn_head_map, sy_gdn_head_map)                      /* since 1.5 */
+REF(moe_gating, sy_moe_gating)                            /* since 1.5: SIGMOID */
+REF(ssm_scan2_args, const sy_ssm_scan2_args*)             /* since 1.5 */
+REF(gdn_head_map, sy_gdn_head_map)                        /* since 1.5 */
 REF(gated_delta_net_args, const sy_gated_delta_net_args*) /* since 1.5 */
-REF(norm_kind, sy_norm_kind)                            /* since 1.5 */
-REF(norm_args, const sy_norm_args*)                     /* since 1.5 */
-REF(unary_kind, sy_unary_kind)                          /* since 1.5 */
-REF(unary_args, const sy_unary_args*)                   /* since 1.5 */
+REF(norm_kind, sy_norm_kind)                              /* since 1.5 */
+REF(norm_args, const sy_norm_args*)                       /* since 1.5 */
+REF(unary_kind, sy_unary_kind)                            /* since 1.5 */
+REF(unary_args, const sy_unary_args*)                     /* since 1.5 */
 /* scheduler.h */
 REF(request_state, sy_request_state)
 REF(sched_request, const sy_sched_request*)

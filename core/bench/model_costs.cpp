@@ -45,7 +45,8 @@ double kv_bytes_per_decode_step(const ModelDesc& d, uint32_t elem_bytes, uint64_
     const uint64_t p = prompt_len + i + 1;
     positions += double(d.window ? std::min<uint64_t>(p, d.window) : p);
   }
-  return double(kv_bytes_per_token(d, elem_bytes)) * positions / double(std::max<uint64_t>(steps, 1));
+  return double(kv_bytes_per_token(d, elem_bytes)) * positions /
+         double(std::max<uint64_t>(steps, 1));
 }
 
 uint64_t state_bytes_per_seq(const ModelDesc& d) {

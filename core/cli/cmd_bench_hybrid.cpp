@@ -1,11 +1,12 @@
 // switchyard bench-hybrid: a dense and a hybrid (state-space or gated-delta-net layers beside
 // attention, sparse MoE) model of equal total parameters, side by side, as presets of the same
-// families' proportions (qwen3-20m / qwen35moe-20m, dense-20m / nemotron-h-20m) or any two files: decode tokens/s, FLOPs and bytes per decoded token
-// (computed from the shapes, and measured: achieved FLOP/s from wall time, bytes from the
-// weights the tokens actually touched, i.e. the experts the router picked), prefill throughput
-// at several prompt lengths (the SSM's linear cost against attention's quadratic one), memory
-// per request at those lengths, and the expert activation histogram; on a CPU backend, decode's
-// fraction of the streaming-read bandwidth. Run, not a test: numbers depend on the machine.
+// families' proportions (qwen3-20m / qwen35moe-20m, dense-20m / nemotron-h-20m) or any two files:
+// decode tokens/s, FLOPs and bytes per decoded token (computed from the shapes, and measured:
+// achieved FLOP/s from wall time, bytes from the weights the tokens actually touched, i.e. the
+// experts the router picked), prefill throughput at several prompt lengths (the SSM's linear cost
+// against attention's quadratic one), memory per request at those lengths, and the expert
+// activation histogram; on a CPU backend, decode's fraction of the streaming-read bandwidth. Run,
+// not a test: numbers depend on the machine.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -253,8 +254,8 @@ int cmd_bench_hybrid(int argc, char** argv) {
     char experts[32] = "-";
     if (info.n_expert)
       std::snprintf(experts, sizeof experts, "%u of %u", info.n_expert_used, info.n_expert);
-    std::printf("%-20s %-14s %8.2fM %8.2fM %6.1fMB %6u %7u %12llu %12llu %10s\n",
-                m.name.c_str(), info.arch.c_str(), info.n_params / 1e6, info.n_active_params / 1e6,
+    std::printf("%-20s %-14s %8.2fM %8.2fM %6.1fMB %6u %7u %12llu %12llu %10s\n", m.name.c_str(),
+                info.arch.c_str(), info.n_params / 1e6, info.n_active_params / 1e6,
                 info.weight_bytes / 1e6, info.n_layer, info.n_attn_layers,
                 (unsigned long long)kv_bytes_per_token(m.desc, model::kv_elem_bytes(kv_dtype)),
                 (unsigned long long)info.state_bytes_per_seq, experts);
@@ -267,8 +268,9 @@ int cmd_bench_hybrid(int argc, char** argv) {
     std::printf("%-20s", m.name.c_str());
     for (uint64_t ctx : {1024ull, 8192ull, 32768ull}) {
       const uint64_t kept = m.desc.window ? std::min<uint64_t>(ctx, m.desc.window) : ctx;
-      const double bytes = double(kv_bytes_per_token(m.desc, model::kv_elem_bytes(kv_dtype))) * kept +
-                           double(bench::state_bytes_per_seq(m.desc));
+      const double bytes =
+          double(kv_bytes_per_token(m.desc, model::kv_elem_bytes(kv_dtype))) * kept +
+          double(bench::state_bytes_per_seq(m.desc));
       std::printf(" %12.2f", bytes / 1e6);
     }
     std::printf("\n");

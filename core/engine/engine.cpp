@@ -51,15 +51,16 @@ Engine::Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler,
     // Slots [0, max_seqs) belong to running requests, the rest hold prefix-cache snapshots.
     const uint64_t per_seq = model.info().state_bytes_per_seq;
     const uint32_t snaps =
-        !lim_.prefix_caching    ? 0
-        : lim_.state_cache_bytes ? static_cast<uint32_t>(std::min<uint64_t>(
-                                       lim_.state_cache_bytes / per_seq, 1u << 20))
+        !lim_.prefix_caching ? 0
+        : lim_.state_cache_bytes
+            ? static_cast<uint32_t>(std::min<uint64_t>(lim_.state_cache_bytes / per_seq, 1u << 20))
         : lim_.state_cache_slots ? lim_.state_cache_slots
                                  : 4 * lim_.max_seqs;
     if (lim_.prefix_caching && snaps == 0) {
-      logger()->warn("prefix caching is off: one {} state snapshot takes {} bytes, more than the "
-                     "[engine] state_cache_mib budget",
-                     model.info().arch, per_seq);
+      logger()->warn(
+          "prefix caching is off: one {} state snapshot takes {} bytes, more than the "
+          "[engine] state_cache_mib budget",
+          model.info().arch, per_seq);
       lim_.prefix_caching = false;
     } else if (snaps) {
       logger()->info("hybrid prefix cache: {} state snapshots of {:.2f} MiB, {:.1f} MiB in all",

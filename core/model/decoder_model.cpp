@@ -33,9 +33,10 @@ ModelWeights bind(WeightMap& weights, const gguf::File& file, const Arch& arch,
 bool ModelWeights::any_epilogue() const {
   for (const LayerWeights& l : layers) {
     for (const Linear* p :
-         {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.attn.gate, &l.ssm.in_x, &l.ssm.in_z,
-          &l.ssm.out, &l.ssm2.in_z, &l.ssm2.in_xbc, &l.ssm2.in_dt, &l.ssm2.out, &l.gdn.qkv,
-          &l.gdn.z, &l.gdn.beta, &l.gdn.alpha, &l.gdn.out, &l.ffn.gate, &l.ffn.up, &l.ffn.down,
+         {&l.attn.q,          &l.attn.k,        &l.attn.v,         &l.attn.o,    &l.attn.gate,
+          &l.ssm.in_x,        &l.ssm.in_z,      &l.ssm.out,        &l.ssm2.in_z, &l.ssm2.in_xbc,
+          &l.ssm2.in_dt,      &l.ssm2.out,      &l.gdn.qkv,        &l.gdn.z,     &l.gdn.beta,
+          &l.gdn.alpha,       &l.gdn.out,       &l.ffn.gate,       &l.ffn.up,    &l.ffn.down,
           &l.moe.shared.gate, &l.moe.shared.up, &l.moe.shared.down})
       if (p->has_epilogue()) return true;
   }
@@ -97,15 +98,15 @@ OpNeeds DecoderModel::op_needs() const {
     n.moe |= L.spec.ffn == FfnKind::moe;
     if (L.spec.ffn == FfnKind::moe) {
       n.moe_routing_1_5 |= d_.moe_gating == MoeGating::sigmoid || L.moe.selection_bias;
-      n.moe_experts_1_5 |= L.moe.expert_stride || L.moe.gate_scale || L.moe.up_scale ||
-                           L.moe.down_scale;
+      n.moe_experts_1_5 |=
+          L.moe.expert_stride || L.moe.gate_scale || L.moe.up_scale || L.moe.down_scale;
     }
     rope_ext |= L.spec.has_attention();
   }
   n.attention_window = d_.window > 0;
   n.rope_ext = rope_ext && d_.rope.enabled && (!d_.rope.plain() || w_.rope_freqs != nullptr);
-  n.bias_scale = w_.any_epilogue() || d_.embedding_scale != 0.0f ||
-                 d_.residual_scale != 0.0f || d_.logit_scale != 0.0f;
+  n.bias_scale = w_.any_epilogue() || d_.embedding_scale != 0.0f || d_.residual_scale != 0.0f ||
+                 d_.logit_scale != 0.0f;
   return n;
 }
 

@@ -8,13 +8,13 @@
 namespace sy::model {
 
 uint32_t ModelDesc::n_attn_layers() const {
-  return static_cast<uint32_t>(std::count_if(
-      layers.begin(), layers.end(), [](const LayerSpec& s) { return s.has_attention(); }));
+  return static_cast<uint32_t>(std::count_if(layers.begin(), layers.end(),
+                                             [](const LayerSpec& s) { return s.has_attention(); }));
 }
 
 uint32_t ModelDesc::n_recurrent_layers() const {
-  return static_cast<uint32_t>(
-      std::count_if(layers.begin(), layers.end(), [](const LayerSpec& s) { return s.has_state(); }));
+  return static_cast<uint32_t>(std::count_if(layers.begin(), layers.end(),
+                                             [](const LayerSpec& s) { return s.has_state(); }));
 }
 
 uint32_t ModelDesc::n_moe_layers() const {

@@ -90,7 +90,7 @@ struct ModelDesc {
 
   // Granite's multipliers (0: off): embeddings times, mixer and FFN outputs times, logits divided.
   float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f;
-  uint32_t n_nextn = 0;  // trailing multi-token-prediction blocks, loaded but not run
+  uint32_t n_nextn = 0;    // trailing multi-token-prediction blocks, loaded but not run
   uint32_t n_cls_out = 1;  // outputs of a reranker's classification head (loaded, not run)
 
   uint32_t n_attn_layers() const;

@@ -5,8 +5,8 @@
 
 namespace sy::model {
 
-void RecurrentState::reserve(Backend& backend, uint32_t n_slots, int64_t d_conv,
-                             int64_t channels, int64_t d_state, int64_t d_inner) {
+void RecurrentState::reserve(Backend& backend, uint32_t n_slots, int64_t d_conv, int64_t channels,
+                             int64_t d_state, int64_t d_inner) {
   conv_.clear();
   ssm_.clear();
   buf_.reset();

@@ -1,10 +1,10 @@
 // The recurrent-state cache beside the KV cache: per recurrent layer a conv state
 // {d_conv-1, channels, slot} and a scan state {d_state, d_inner, slot} of F32 in one backend
 // buffer, sized as llama.cpp sizes them for every family (model/model_desc.h: a short
-// convolution has no scan state). Fixed size per sequence; the engine hands out slots (one per running request) and a
-// sequence's slot is zeroed when it starts over at position 0 (admission or recompute after a
-// preemption), so nothing leaks from the slot's previous owner. Slots past the running
-// requests' hold prefix-cache snapshots (model/state_snapshots.h), copied in and out whole.
+// convolution has no scan state). Fixed size per sequence; the engine hands out slots (one per
+// running request) and a sequence's slot is zeroed when it starts over at position 0 (admission or
+// recompute after a preemption), so nothing leaks from the slot's previous owner. Slots past the
+// running requests' hold prefix-cache snapshots (model/state_snapshots.h), copied in and out whole.
 #pragma once
 
 #include <cstdint>

@@ -22,7 +22,9 @@ Linear TensorTable::linear(const std::string& base, int64_t in, int64_t out,
   Linear l;
   l.w = matrix(base + ".weight", {in, out}, init);
   if (rules.bias == Take::applied) {
-    if (const sy_tensor* b = take({base + ".bias", {out}, false,
+    if (const sy_tensor* b = take({base + ".bias",
+                                   {out},
+                                   false,
                                    rules.write_bias ? Need::written : Need::optional,
                                    {Init::normal, 0.1f}})) {
       l.bias = *b;

@@ -67,10 +67,10 @@ enum class Take : uint8_t { no, unapplied, applied };
 // What a family takes of a projection's optional tensors.
 struct LinearRules {
   Take bias = Take::no;
-  bool scale = false;        // `.scale` multiplies; otherwise taken and not applied
-  bool bias_first = false;   // (W x + b) * s, build_ffn's order
-  bool packed = true;        // only matmul reads it whole: offer the backend its own layout
-  bool write_bias = false;   // the writer writes the bias (real files of the family have one)
+  bool scale = false;       // `.scale` multiplies; otherwise taken and not applied
+  bool bias_first = false;  // (W x + b) * s, build_ffn's order
+  bool packed = true;       // only matmul reads it whole: offer the backend its own layout
+  bool write_bias = false;  // the writer writes the bias (real files of the family have one)
   // llama.cpp's generic pass creates `.scale` / `.input_scale` for this projection (q, k, v, o,
   // qkv, attn_gate, the FFN and shared-expert projections, ssm_in/out, ssm_alpha/beta); for the
   // others (ssm_ba, the latent and short-conv projections) a file with them is refused.

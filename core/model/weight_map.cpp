@@ -24,7 +24,8 @@ WeightMap::WeightMap(const gguf::File& file, Backend& backend) : file_(file), ba
 namespace {
 
 // Throws naming the tensor unless its shape is `ne` (trailing dims 1).
-void check_shape(const gguf::File& file, const gguf::TensorInfo& t, const std::vector<int64_t>& ne) {
+void check_shape(const gguf::File& file, const gguf::TensorInfo& t,
+                 const std::vector<int64_t>& ne) {
   auto fail = [&](const std::string& why) {
     return std::runtime_error(file.origin() + ": tensor " + t.name + " " + why);
   };
@@ -124,8 +125,8 @@ const sy_tensor& WeightMap::permuted(const sy_tensor& t, const std::vector<int64
   buf->write(0, bytes.data(), bytes.size());
   file_.release(src, bytes.size());
   copies_.push_back(std::move(buf));
-  owned_.push_back(std::make_unique<sy_tensor>(
-      make_tensor(*copies_.back(), t.dtype, {t.ne[0], t.ne[1]})));
+  owned_.push_back(
+      std::make_unique<sy_tensor>(make_tensor(*copies_.back(), t.dtype, {t.ne[0], t.ne[1]})));
   return *owned_.back();
 }
 

@@ -99,8 +99,7 @@ ModelDesc describe(const ModelShape& s) {
   if (s.n_layer == 0) bad("n_layer must be at least 1");
   auto layers = [&](Mixer attn, Mixer other, FfnKind moe, FfnKind dense) {
     for (uint32_t l = 0; l < s.n_layer; ++l)
-      d.layers.push_back({s.is_attention_layer(l) ? attn : other,
-                          s.is_moe_layer(l) ? moe : dense});
+      d.layers.push_back({s.is_attention_layer(l) ? attn : other, s.is_moe_layer(l) ? moe : dense});
   };
   if (s.arch == "mamba" || s.arch == "jamba") {
     recurrent_sizes(s, d);
@@ -148,7 +147,8 @@ ModelDesc describe(const ModelShape& s) {
     for (uint32_t l = 0; l < s.n_layer; ++l) {
       const char c = s.layer_pattern[l % s.layer_pattern.size()];
       if (c == 'E' && !s.n_expert) bad("layer_pattern has E but n_expert is 0");
-      if (c == '-' && s.n_expert) bad("layer_pattern has - but n_expert > 0: every FFN is MoE then");
+      if (c == '-' && s.n_expert)
+        bad("layer_pattern has - but n_expert > 0: every FFN is MoE then");
       d.layers.push_back(c == 'M'   ? LayerSpec{Mixer::ssm2, FfnKind::none}
                          : c == '*' ? LayerSpec{Mixer::attention, FfnKind::none}
                          : c == '-' ? LayerSpec{Mixer::none, FfnKind::dense}

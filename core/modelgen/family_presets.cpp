@@ -203,13 +203,27 @@ bool family_preset(const std::string& name, ModelShape& out) {
 }
 
 std::vector<std::string> family_preset_names() {
-  return {"mamba2-tiny",        "granitehybrid-tiny",  "nemotron-h-tiny", "nemotron-h-dense-tiny",
-          "falcon-h1-tiny",     "lfm2-tiny",           "lfm2moe-tiny",
-          "qwen35-tiny",        "qwen35moe-tiny",      "qwen3next-tiny",
-          "qwen3-tiny",         "qwen3moe-tiny",       "qwen3-20m",
-          "qwen35moe-20m",      "nemotron-h-20m",      "qwen3-8b-shape",
-          "qwen3-30b-a3b-shape", "qwen35moe-35b-a3b-shape", "nemotron-3-nano-30b-a3b-shape",
-          "granite-4.0-h-tiny-shape", "lfm2-1.2b-shape"};
+  return {"mamba2-tiny",
+          "granitehybrid-tiny",
+          "nemotron-h-tiny",
+          "nemotron-h-dense-tiny",
+          "falcon-h1-tiny",
+          "lfm2-tiny",
+          "lfm2moe-tiny",
+          "qwen35-tiny",
+          "qwen35moe-tiny",
+          "qwen3next-tiny",
+          "qwen3-tiny",
+          "qwen3moe-tiny",
+          "qwen3-20m",
+          "qwen35moe-20m",
+          "nemotron-h-20m",
+          "qwen3-8b-shape",
+          "qwen3-30b-a3b-shape",
+          "qwen35moe-35b-a3b-shape",
+          "nemotron-3-nano-30b-a3b-shape",
+          "granite-4.0-h-tiny-shape",
+          "lfm2-1.2b-shape"};
 }
 
 }  // namespace detail

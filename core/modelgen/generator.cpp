@@ -6,9 +6,9 @@
 #include "gguf/gguf.h"
 #include "model/arch/arch.h"
 #include "model/names.h"
-#include "modelgen/tables.h"
 #include "modelgen/generator_detail.h"
 #include "modelgen/quant_mix.h"
+#include "modelgen/tables.h"
 #include "switchyard/common/dtype.h"
 #include "text/tokenizer.h"
 

@@ -43,8 +43,7 @@ struct ModelShape {
   uint32_t n_rot = 0;
   uint32_t window = 0;
   bool rope = true;  // granitehybrid: false writes rope.scaling.finetuned = false (NoPE)
-  float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f,
-        attention_scale = 0.0f;
+  float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f, attention_scale = 0.0f;
   // Recurrent layers. Mamba-2: ssm_d_inner channels (2 * n_embd), ssm_dt_rank heads,
   // ssm_n_group groups of B and C, ssm_d_state. Gated delta net: ssm_dt_rank value heads,
   // ssm_n_group key heads, ssm_d_state the head size (ssm_d_inner = value heads * head size).
@@ -55,7 +54,7 @@ struct ModelShape {
   uint32_t n_ff_exp = 0;
   uint32_t n_ff_shexp = 0;
   uint32_t moe_latent = 0;
-  bool moe_sigmoid = false;          // lfm2moe: sigmoid routing (nemotron always, others never)
+  bool moe_sigmoid = false;           // lfm2moe: sigmoid routing (nemotron always, others never)
   float expert_weights_scale = 0.0f;  // nemotron's routing weights' multiplier (0: 1)
   // Nemotron-H's hybrid_override_pattern, one character per layer, repeated: M Mamba-2,
   // * attention, - an FFN block, E an MoE block.

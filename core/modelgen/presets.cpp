@@ -31,8 +31,8 @@ bool ModelShape::is_attention_layer(uint32_t l) const {
   if (one_of(arch, {"mamba", "mamba2"})) return false;
   if (one_of(arch, {"nemotron_h", "nemotron_h_moe"}))
     return !layer_pattern.empty() && layer_pattern[l % layer_pattern.size()] == '*';
-  if (one_of(arch, {"jamba", "granitehybrid", "lfm2", "lfm2moe", "qwen35", "qwen35moe",
-                    "qwen3next"}))
+  if (one_of(arch,
+             {"jamba", "granitehybrid", "lfm2", "lfm2moe", "qwen35", "qwen35moe", "qwen3next"}))
     return on_period(l, attn_layer_offset, attn_layer_period);
   return true;  // llama, qwen3, qwen3moe; falcon-h1's layers all have attention (and Mamba-2)
 }

@@ -28,7 +28,8 @@ bool use_more_bits(int i, int n) {
 // Families whose converters write head_count_kv per layer with 0 at the layers without
 // attention, so llama.cpp's n_gqa() (layer 0) is 0 when layer 0 has none.
 bool per_layer_heads(const std::string& arch) {
-  for (const char* a : {"jamba", "granitehybrid", "nemotron_h", "nemotron_h_moe", "lfm2", "lfm2moe"})
+  for (const char* a :
+       {"jamba", "granitehybrid", "nemotron_h", "nemotron_h_moe", "lfm2", "lfm2moe"})
     if (arch == a) return true;
   return false;
 }

@@ -30,10 +30,10 @@ class QuantMix {
 
   const dtype::FileType& ftype_;
   ModelDesc d_;
-  uint32_t n_gqa_;                         // llama.cpp's n_gqa() of layer 0 (0: no heads there)
-  std::vector<int> attn_v_before_;         // per layer: attn_v-like tensors (attn_v, attn_qkv) before it
+  uint32_t n_gqa_;                  // llama.cpp's n_gqa() of layer 0 (0: no heads there)
+  std::vector<int> attn_v_before_;  // per layer: attn_v-like tensors (attn_v, attn_qkv) before it
   int n_attn_v_;
-  std::vector<int> ffn_down_before_;       // per layer: ffn_down tensors of dense layers before it
+  std::vector<int> ffn_down_before_;  // per layer: ffn_down tensors of dense layers before it
 };
 
 }  // namespace sy::model

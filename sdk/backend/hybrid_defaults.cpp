@@ -1,5 +1,5 @@
-// Default bodies of the optional ops (softmax, the 1.1 hybrid ops, the 1.3 model ops, the 1.5 ops) for
-// backends that do not implement them. The table leaves the hybrid slots NULL unless
+// Default bodies of the optional ops (softmax, the 1.1 hybrid ops, the 1.3 model ops, the 1.5 ops)
+// for backends that do not implement them. The table leaves the hybrid slots NULL unless
 // PluginDesc::hybrid_ops is set (softmax's when omit_ops says so), so they only run when a plugin
 // exports an op without overriding it: a clear error instead of a crash.
 #include "switchyard/sdk/backend.h"

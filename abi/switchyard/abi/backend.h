@@ -287,14 +287,14 @@ typedef struct sy_bias_scale_args {
 typedef struct sy_ssm_scan2_args {
   uint32_t struct_size;
   uint32_t n_seqs;
-  const sy_tensor* xbc;     /* F32 {d_inner + 2 * n_group * d_state, n_tokens} */
-  const sy_tensor* dt;      /* F32 {n_head, n_tokens}: before the bias and softplus */
-  const sy_tensor* dt_bias; /* F32 {n_head}, or NULL */
-  const sy_tensor* a;       /* F32 {n_head}: llama.cpp ssm_a ({1, n_head} in files) */
-  const sy_tensor* d;       /* F32 {n_head}, or NULL for no skip term */
-  const sy_tensor* z;       /* F32 {d_inner, n_tokens}, or NULL for no gate */
-  const sy_tensor* state;   /* F32 {d_state, d_inner, n_slots}: in/out, slot-major */
-  const sy_tensor* y;       /* F32 {d_inner, n_tokens} */
+  const sy_tensor* xbc;            /* F32 {d_inner + 2 * n_group * d_state, n_tokens} */
+  const sy_tensor* dt;             /* F32 {n_head, n_tokens}: before the bias and softplus */
+  const sy_tensor* dt_bias;        /* F32 {n_head}, or NULL */
+  const sy_tensor* a;              /* F32 {n_head}: llama.cpp ssm_a ({1, n_head} in files) */
+  const sy_tensor* d;              /* F32 {n_head}, or NULL for no skip term */
+  const sy_tensor* z;              /* F32 {d_inner, n_tokens}, or NULL for no gate */
+  const sy_tensor* state;          /* F32 {d_state, d_inner, n_slots}: in/out, slot-major */
+  const sy_tensor* y;              /* F32 {d_inner, n_tokens} */
   const uint32_t* seq_token_start; /* n_seqs + 1 ascending offsets into the batch's tokens */
   const int32_t* state_slots;      /* n_seqs rows of state, each in [0, n_slots) */
 } sy_ssm_scan2_args;

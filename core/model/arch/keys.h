@@ -87,7 +87,8 @@ struct HeadCounts {
   std::vector<uint32_t> heads, kv;
 };
 HeadCounts read_head_counts(const KeyReader& k, ModelDesc& d);
-void set_heads(const KeyReader& k, ModelDesc& d, const HeadCounts& h, const std::vector<bool>& attn);
+void set_heads(const KeyReader& k, ModelDesc& d, const HeadCounts& h,
+               const std::vector<bool>& attn);
 // The head size (key_length, default n_embd / n_head; value_length must equal it) and the
 // default softmax scale 1 / sqrt(head size), or attention.scale where the family reads it
 // (`scale_key`; 0 there means the default).

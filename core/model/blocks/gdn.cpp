@@ -29,10 +29,14 @@ void gdn_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const GdnRules
     for (int64_t h = 0; h < HK; ++h)
       for (int64_t i = 0; i < per; ++i) {
         const int64_t src = h * per + i;
-        if (i < S) perm[src] = h * S + i;                                       // q
-        else if (i < 2 * S) perm[src] = HK * S + h * S + (i - S);               // k
-        else if (i < 2 * S + rv) perm[src] = 2 * HK * S + h * rv + (i - 2 * S);  // v
-        else perm[src] = C + h * rv + (i - 2 * S - rv);                         // z
+        if (i < S)
+          perm[src] = h * S + i;  // q
+        else if (i < 2 * S)
+          perm[src] = HK * S + h * S + (i - S);  // k
+        else if (i < 2 * S + rv)
+          perm[src] = 2 * HK * S + h * rv + (i - 2 * S);  // v
+        else
+          perm[src] = C + h * rv + (i - 2 * S - rv);  // z
       }
     const sy_tensor g = t.permuted(l.w, perm);
     w.qkv = w.z = l;

@@ -22,7 +22,7 @@ struct GdnWeights {
 };
 
 struct GdnRules {
-  bool scales = false;   // the projections' `.scale` multiply (qwen35) or are only taken
+  bool scales = false;  // the projections' `.scale` multiply (qwen35) or are only taken
   bool out_scale = false;
   bool ba_fused = false;  // Qwen3-Next: ssm_ba {E, 2 H_v} per key head [beta x r | alpha x r]
   uint32_t head_map = SY_GDN_HEADS_MODULO;

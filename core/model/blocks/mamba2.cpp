@@ -18,7 +18,8 @@ void mamba2_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const Mamba
     return names::tensor(tn, il, suffix);
   };
   // Output rows in order: z (d_inner), xBC (d_inner + 2 G N), dt (n_head).
-  const Linear in = t.linear(name(Tensor::ssm_in, ""), E, DI + C + H, {Take::no, r.scale, false, false});
+  const Linear in =
+      t.linear(name(Tensor::ssm_in, ""), E, DI + C + H, {Take::no, r.scale, false, false});
   w.in_z = w.in_xbc = w.in_dt = in;
   w.in_z.w = t.packed(rows_of(in.w, 0, DI));
   w.in_xbc.w = t.packed(rows_of(in.w, DI, C));

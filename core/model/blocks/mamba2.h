@@ -21,7 +21,7 @@ struct Mamba2Weights {
 };
 
 struct Mamba2Rules {
-  bool scale = false;       // ssm_in / ssm_out `.scale` multiply
+  bool scale = false;  // ssm_in / ssm_out `.scale` multiply
   Need norm = Need::required;
 };
 

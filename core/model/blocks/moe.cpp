@@ -22,7 +22,8 @@ void moe_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const MoeRules
   auto base = [&](Tensor tn) { return names::tensor(tn, il, ""); };
   w.gate_inp = &t.f32(name(Tensor::ffn_gate_inp), {E, X}, {Init::router, 0.0f});
   if (r.selection_bias)
-    w.selection_bias = &t.f32(names::tensor(Tensor::exp_probs_b, il, "bias"), {X}, {Init::normal, 0.1f});
+    w.selection_bias =
+        &t.f32(names::tensor(Tensor::exp_probs_b, il, "bias"), {X}, {Init::normal, 0.1f});
   if (r.latent && d.moe_latent) {
     LinearRules latent;
     latent.generic_scales = false;
@@ -142,9 +143,9 @@ void MoeFfn::forward(LayerPass& p, uint32_t layer, const MoeWeights& w, const sy
   b_.matmul(&x, w.gate_inp, &logits);
   // The experts read the latent projection of x where the family has one.
   sy_tensor xin = x;
-  const sy_tensor moe_out = w.latent_up.present()
-                                ? make_tensor(*act_, SY_DTYPE_F32, {IN, T}, off_latent_ + IN * T * 4)
-                                : y;
+  const sy_tensor moe_out =
+      w.latent_up.present() ? make_tensor(*act_, SY_DTYPE_F32, {IN, T}, off_latent_ + IN * T * 4)
+                            : y;
   if (w.latent_down.present()) {
     xin = make_tensor(*act_, SY_DTYPE_F32, {IN, T}, off_latent_);
     apply_linear(b_, w.latent_down, x, xin);

@@ -19,8 +19,8 @@
 namespace sy::model {
 
 struct MoeWeights {
-  const sy_tensor* gate_inp = nullptr;        // F32 {n_embd, n_expert}: the router
-  const sy_tensor* selection_bias = nullptr;  // F32 {n_expert} (exp_probs_b), or null
+  const sy_tensor* gate_inp = nullptr;            // F32 {n_embd, n_expert}: the router
+  const sy_tensor* selection_bias = nullptr;      // F32 {n_expert} (exp_probs_b), or null
   sy_tensor gate_exps{}, up_exps{}, down_exps{};  // {in, n_ff_exp, X}; gate absent: ungated
   uint64_t expert_stride = 0;  // bytes between experts of gate/up (a fused gate_up), or 0
   // Per-expert output scales {n_expert} (llama.cpp's `.scale` of the expert tensors), or null.
@@ -33,19 +33,18 @@ struct MoeWeights {
 
 // What a family's MoE layers take of llama.cpp's optional MoE tensors.
 struct MoeRules {
-  bool gated = true;             // ffn_gate_exps exists (relu^2 experts have none)
+  bool gated = true;              // ffn_gate_exps exists (relu^2 experts have none)
   Take expert_scales = Take::no;  // ffn_*_exps.scale {n_expert}
-  bool selection_bias = false;   // exp_probs_b.bias (required when true)
-  bool fused_gate_up = false;    // ffn_gate_up_exps may replace gate and up
-  bool latent = false;           // ffn_latent_down / _up when moe_latent > 0
-  bool shared = false;           // a shared expert when n_ff_shexp > 0
-  bool shared_gate = false;      // ffn_gate_inp_shexp (Qwen): sigmoid-gated shared expert
-  LinearRules shared_rules;      // the shared expert's projections
-  bool writer_order = false;     // jamba's converter order: router, gate, down, up
+  bool selection_bias = false;    // exp_probs_b.bias (required when true)
+  bool fused_gate_up = false;     // ffn_gate_up_exps may replace gate and up
+  bool latent = false;            // ffn_latent_down / _up when moe_latent > 0
+  bool shared = false;            // a shared expert when n_ff_shexp > 0
+  bool shared_gate = false;       // ffn_gate_inp_shexp (Qwen): sigmoid-gated shared expert
+  LinearRules shared_rules;       // the shared expert's projections
+  bool writer_order = false;      // jamba's converter order: router, gate, down, up
 };
 
-void moe_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const MoeRules& r,
-                 MoeWeights& w);
+void moe_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const MoeRules& r, MoeWeights& w);
 
 // Consecutive batch tokens [t0, t0 + n) that use k experts each (a request's light path may
 // use fewer than the model's default).

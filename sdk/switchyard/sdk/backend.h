@@ -111,15 +111,15 @@ struct GatedDeltaNetOp {
 };
 
 struct NormOp {
-  Tensor x, y;         // {n, rows}; y may be x
-  const float* w;      // {n, groups}, or nullptr
-  int64_t groups;      // 1 when w is nullptr
-  uint32_t kind;       // sy_norm_kind
+  Tensor x, y;     // {n, rows}; y may be x
+  const float* w;  // {n, groups}, or nullptr
+  int64_t groups;  // 1 when w is nullptr
+  uint32_t kind;   // sy_norm_kind
   float eps;
 };
 
 struct UnaryOp {
-  Tensor x, y;  // same shape; y may be x
+  Tensor x, y;    // same shape; y may be x
   uint32_t kind;  // sy_unary_kind
 };
 
@@ -230,12 +230,12 @@ class Backend {
   void bias_scale(const ::sy::plugin::BiasScaleOp& op) override
 
 // The 1.5 ops' overrides, for a backend that sets PluginDesc::hybrid2_ops.
-#define SY_BACKEND_OP_OVERRIDES_1_5                                                             \
-  void ssm_scan2(const ::sy::plugin::SsmScan2Op& op) override;                                  \
-  void gated_delta_net(const ::sy::plugin::GatedDeltaNetOp& op) override;                       \
-  void norm(const ::sy::plugin::NormOp& op) override;                                           \
-  void mul(const ::sy::plugin::Tensor& a, const ::sy::plugin::Tensor& b,                        \
-           const ::sy::plugin::Tensor& y) override;                                             \
+#define SY_BACKEND_OP_OVERRIDES_1_5                                       \
+  void ssm_scan2(const ::sy::plugin::SsmScan2Op& op) override;            \
+  void gated_delta_net(const ::sy::plugin::GatedDeltaNetOp& op) override; \
+  void norm(const ::sy::plugin::NormOp& op) override;                     \
+  void mul(const ::sy::plugin::Tensor& a, const ::sy::plugin::Tensor& b,  \
+           const ::sy::plugin::Tensor& y) override;                       \
   void unary(const ::sy::plugin::UnaryOp& op) override
 
 using Params = std::vector<std::pair<std::string, std::string>>;

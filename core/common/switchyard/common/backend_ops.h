@@ -38,7 +38,7 @@
     (x, weights, y))                                                                              \
   X(rope_ext, kRopeExt, (const sy_rope_ext_args* args), (args))                                   \
   X(bias_scale, kBiasScale, (const sy_bias_scale_args* args), (args))                             \
-  X(weight_pack, kOptional, (const sy_tensor* w, sy_buffer_t* out), (w, out))                    \
+  X(weight_pack, kOptional, (const sy_tensor* w, sy_buffer_t* out), (w, out))                     \
   X(ssm_scan2, kSsm2, (const sy_ssm_scan2_args* args), (args))                                    \
   X(gated_delta_net, kGatedDeltaNet, (const sy_gated_delta_net_args* args), (args))               \
   X(norm, kNorm, (const sy_norm_args* args), (args))                                              \
