@@ -28,9 +28,12 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "backend_fixture.h"
+#include "op_compare.h"
 #include "switchyard/common/dtype.h"
 #include "test_rng.h"
 
@@ -505,7 +508,8 @@ TEST_F(CpuKernels, MoeMatmulEveryBlockFamily) {
         Handle h(b ? *ref_ : *onednn_);
         sy_tensor tx = h.make(x, {K, 1, T}), tw = h.make(wq, {K, N, n_expert}, dtype),
                   ti = h.make(ids, {n_used, T}, SY_DTYPE_I32), ty = h.zeros({N, n_used, T});
-        const sy_moe_matmul_args a{sizeof a, 0, &tx, &tw, &ti, &ty};
+        sy_moe_matmul_args a{};
+        a.struct_size = sizeof a, a.x = &tx, a.w = &tw, a.ids = &ti, a.y = &ty;
         ASSERT_EQ(h.api().moe_matmul(h.get(), &a), SY_OK) << h.error();
         out[b] = h.read(ty);
       }
@@ -634,11 +638,11 @@ struct AttnCase {
 };
 
 // Sequences s = 0, 1, ... of one batch: count[s] tokens from position first[s] (count 1: a
-// decoding token), block tables shuffled. Both backends store the same K/V (kv_store) into an
-// F32 or F16 cache.
+// decoding token), block tables shuffled, keys limited to the last `window` (0: all). Both backends
+// store the same K/V (kv_store) into an F32 or F16 cache.
 void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref, const AttnCase& c,
                     uint32_t kv_dtype, uint64_t seed, const std::vector<int32_t>& first,
-                    const std::vector<int32_t>& count) {
+                    const std::vector<int32_t>& count, uint32_t window = 0) {
   const int64_t width = c.d * c.kv_heads;
   int64_t max_len = 0;
   for (size_t s = 0; s < first.size(); ++s)
@@ -699,6 +703,7 @@ void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref,
     a.max_blocks_per_seq = (uint32_t)max_blocks;
     a.block_size = (uint32_t)c.block_size;
     a.scale = 1.0f / std::sqrt((float)c.d);
+    a.window = window;
     ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
     out[b] = h.read(to);
     kcache[b].resize(cache_bytes);
@@ -779,6 +784,559 @@ TEST_F(CpuKernels, F16CachesAreReportedAndChecked) {
   EXPECT_EQ(h.info().kv_dtypes, 1ull << SY_DTYPE_F32);
   EXPECT_EQ(store(h, SY_DTYPE_F16, SY_DTYPE_F16), SY_ERR_INVALID_ARG);
   EXPECT_EQ(h.error(), "kv_store: k_cache has dtype 1 (F16), expected F32 (0)");
+}
+
+// Sliding windows (ABI 1.5) of 1, 5, 16 and 300 keys: prompt tiles whose rows see different
+// ranges (some longer than the window, some shorter), a chunk continuing a cache, decodes at
+// positions 0 and 1000 and a long decode context (2047 keys), whose window's spans do not start
+// at a span boundary.
+TEST_F(CpuKernels, SlidingWindowPrefillTilesAndDecodeSpans) {
+  uint64_t seed = 90;
+  for (uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
+    for (const AttnCase& c : {AttnCase{64, 12, 4, 16}, AttnCase{17, 3, 3, 5}})
+      for (uint32_t window : {1u, 5u, 16u, 300u}) {
+        SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, head_dim " + std::to_string(c.d) +
+                     ", window " + std::to_string(window));
+        const int32_t tile = std::max<int32_t>(1, 64 / (int32_t)(c.heads / c.kv_heads));
+        attention_case(*onednn_, *ref_, c, kv, seed++, {0, 300, 1000, 0, 200},
+                       {400, 77, 1, 1, tile + 1}, window);
+        attention_case(*onednn_, *ref_, c, kv, seed++, {2047, 0, 130, 2000, 511}, {1, 1, 1, 1, 1},
+                       window);
+      }
+}
+
+// ---- the 1.5 recurrences ----
+
+// A batch: sequence s has count[s] tokens and state slot n_slots - 1 - s (slot 0 untouched).
+struct SeqBatch {
+  std::vector<uint32_t> start = {0};
+  std::vector<int32_t> slots;
+  int64_t n_slots = 0;
+};
+SeqBatch seq_batch(const std::vector<uint32_t>& count) {
+  SeqBatch b;
+  b.n_slots = (int64_t)count.size() + 1;
+  for (size_t s = 0; s < count.size(); ++s) {
+    b.start.push_back(b.start.back() + count[s]);
+    b.slots.push_back((int32_t)(b.n_slots - 1 - (int64_t)s));
+  }
+  return b;
+}
+
+// Columns `tokens` of a {width, T} matrix, in that order.
+std::vector<float> columns(const std::vector<float>& v, int64_t width,
+                           const std::vector<int64_t>& tokens) {
+  std::vector<float> out;
+  for (int64_t t : tokens)
+    out.insert(out.end(), v.begin() + t * width, v.begin() + (t + 1) * width);
+  return out;
+}
+
+// The batch split into two calls: each sequence's first `first[s]` tokens, then the rest. Returns
+// the two batches and their tokens' indices in the whole batch.
+struct Split {
+  SeqBatch part[2];
+  std::vector<int64_t> tokens[2];
+};
+Split split(const SeqBatch& b, const std::vector<uint32_t>& first) {
+  Split sp;
+  for (int k = 0; k < 2; ++k) sp.part[k].n_slots = b.n_slots, sp.part[k].slots = b.slots;
+  for (size_t s = 0; s + 1 < b.start.size(); ++s) {
+    const uint32_t mid = std::min(b.start[s] + first[s], b.start[s + 1]);
+    for (int k = 0; k < 2; ++k) {
+      const uint32_t t0 = k ? mid : b.start[s], t1 = k ? b.start[s + 1] : mid;
+      for (uint32_t t = t0; t < t1; ++t) sp.tokens[k].push_back(t);
+      sp.part[k].start.push_back((uint32_t)sp.tokens[k].size());
+    }
+  }
+  return sp;
+}
+
+double softplus(double v) {
+  return v > 20.0 ? v : std::log1p(std::exp(v));
+}
+double silu(double v) {
+  return v / (1.0 + std::exp(-v));
+}
+
+// Results of one call; the state in and out.
+struct RecResult {
+  std::vector<float> y, state;
+};
+
+// ---- ssm_scan2 ----
+
+struct Ssm2Case {
+  int64_t d_state, head_dim, heads, groups;
+  bool bias, skip, gate;
+};
+struct Ssm2Data {
+  Ssm2Case c;
+  std::vector<float> xbc, dt, dt_bias, a, d, z, state;
+  int64_t d_inner() const { return c.head_dim * c.heads; }
+  int64_t width() const { return d_inner() + 2 * c.groups * c.d_state; }
+};
+
+Ssm2Data ssm2_data(const Ssm2Case& c, int64_t T, int64_t n_slots, uint64_t seed) {
+  Rng rng(seed);
+  Ssm2Data in;
+  in.c = c;
+  in.xbc = rng.vec(in.width() * T, -1.5f, 1.5f);
+  in.dt = rng.vec(c.heads * T, -4.0f, 3.0f);
+  if (!in.dt.empty()) in.dt[0] = 25.0f;  // softplus(v) = v above 20
+  in.dt_bias = rng.vec(c.heads);
+  for (float v : rng.vec(c.heads)) in.a.push_back(-std::exp(v));
+  in.d = rng.vec(c.heads);
+  in.z = rng.vec(in.d_inner() * T, -3.0f, 3.0f);
+  in.state = rng.vec(c.d_state * in.d_inner() * n_slots);
+  return in;
+}
+
+// ssm_scan2 over the batch's tokens (columns `tokens` of the data), from `state`.
+RecResult run_ssm2(const sy_backend_iface& api, const std::vector<sy_param>& params,
+                   const Ssm2Data& in, const SeqBatch& b, const std::vector<int64_t>& tokens,
+                   const std::vector<float>& state) {
+  const Ssm2Case& c = in.c;
+  const int64_t D = in.d_inner(), T = (int64_t)tokens.size();
+  Handle h(api, params);
+  EXPECT_EQ(h.status(), SY_OK);
+  sy_tensor xbc = h.make(columns(in.xbc, in.width(), tokens), {in.width(), T});
+  sy_tensor dt = h.make(columns(in.dt, c.heads, tokens), {c.heads, T});
+  sy_tensor bias = h.make(in.dt_bias, {c.heads}), a = h.make(in.a, {c.heads});
+  sy_tensor d = h.make(in.d, {c.heads}), z = h.make(columns(in.z, D, tokens), {D, T});
+  sy_tensor st = h.make(state, {c.d_state, D, b.n_slots}), y = h.zeros({D, T});
+  sy_ssm_scan2_args args{};
+  args.struct_size = sizeof args;
+  args.n_seqs = (uint32_t)b.slots.size();
+  args.xbc = &xbc, args.dt = &dt, args.a = &a, args.state = &st, args.y = &y;
+  args.dt_bias = c.bias ? &bias : nullptr;
+  args.d = c.skip ? &d : nullptr;
+  args.z = c.gate ? &z : nullptr;
+  args.seq_token_start = b.start.data();
+  args.state_slots = b.slots.data();
+  EXPECT_EQ(h.api().ssm_scan2(h.get(), &args), SY_OK) << h.error();
+  return {h.read(y), h.read(st)};
+}
+
+// The scale of each result's rounding error: the recurrence on magnitudes (|state| decays as the
+// state does and gains |B x dt|), then y's sum of |s C|, the skip and the gate.
+void ssm2_magnitudes(const Ssm2Data& in, const SeqBatch& b, std::vector<double>& ymag,
+                     std::vector<double>& smag) {
+  const Ssm2Case& c = in.c;
+  const int64_t D = in.d_inner(), S = c.d_state, P = c.head_dim, W = in.width();
+  smag.assign(in.state.begin(), in.state.end());
+  for (double& v : smag) v = std::fabs(v);
+  ymag.assign(D * b.start.back(), 0.0);
+  for (size_t s = 0; s < b.slots.size(); ++s)
+    for (uint32_t t = b.start[s]; t < b.start[s + 1]; ++t)
+      for (int64_t h = 0; h < c.heads; ++h) {
+        const int64_t g = h / (c.heads / c.groups);
+        const double delta = softplus(in.dt[t * c.heads + h] + (c.bias ? in.dt_bias[h] : 0.0));
+        const double da = std::exp(delta * in.a[h]);
+        for (int64_t i = h * P; i < (h + 1) * P; ++i) {
+          const double x = in.xbc[t * W + i];
+          double m = 0;
+          for (int64_t n = 0; n < S; ++n) {
+            double& sm = smag[(b.slots[s] * D + i) * S + n];
+            sm = sm * da + std::fabs(in.xbc[t * W + D + g * S + n] * x * delta);
+            m += sm * std::fabs(in.xbc[t * W + D + (c.groups + g) * S + n]);
+          }
+          if (c.skip) m += std::fabs(in.d[h] * x);
+          if (c.gate) m *= std::fabs(silu(in.z[t * D + i])) + 1.0;
+          ymag[t * D + i] = m;
+        }
+      }
+}
+
+// |got - ref| <= kRtol * mag per element (onednn against cpu_ref).
+::testing::AssertionResult within_mag(const std::vector<float>& got, const std::vector<float>& ref,
+                                      const std::vector<double>& mag) {
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs((double)got[i] - ref[i]) <= kRtol * mag[i]))
+      return ::testing::AssertionFailure() << "element " << i << " of " << got.size() << ": got "
+                                           << got[i] << ", ref " << ref[i] << ", mag " << mag[i];
+  return ::testing::AssertionSuccess();
+}
+
+// d_state of a vector and a tail, below one vector and many; head_dim 3 and 64; 1 to 6 heads in
+// 1 to 3 groups; with and without dt_bias, D and z. Sequences of 4, 0, 1 and 9 tokens in one call
+// (a prefill chunk, none, a decode), on one thread and split over three.
+TEST_F(CpuKernels, SsmScan2MatchesTheReferenceOddSizes) {
+  const std::vector<Ssm2Case> cases = {
+      {1, 3, 1, 1, true, true, true},     {5, 64, 2, 1, false, false, false},
+      {16, 3, 6, 3, true, false, true},   {17, 64, 4, 2, true, true, false},
+      {128, 64, 3, 3, false, true, true}, {128, 3, 6, 2, true, true, true},
+  };
+  const SeqBatch b = seq_batch({4, 0, 1, 9});
+  std::vector<int64_t> all(b.start.back());
+  for (int64_t t = 0; t < (int64_t)all.size(); ++t) all[t] = t;
+  uint64_t seed = 500;
+  for (const char* threads : {"1", "3"})
+    for (const Ssm2Case& c : cases) {
+      SCOPED_TRACE("d_state " + std::to_string(c.d_state) + ", head_dim " +
+                   std::to_string(c.head_dim) + ", heads " + std::to_string(c.heads) + "/" +
+                   std::to_string(c.groups) + ", threads " + threads);
+      const Ssm2Data in = ssm2_data(c, (int64_t)all.size(), b.n_slots, seed++);
+      const RecResult got = run_ssm2(*onednn_, {{"threads", threads}}, in, b, all, in.state);
+      const RecResult ref = run_ssm2(*ref_, {}, in, b, all, in.state);
+      std::vector<double> ymag, smag;
+      ssm2_magnitudes(in, b, ymag, smag);
+      EXPECT_TRUE(within_mag(got.y, ref.y, ymag)) << "y";
+      EXPECT_TRUE(within_mag(got.state, ref.state, smag)) << "state";
+    }
+}
+
+// A chunk computed in two calls, the state carried between them, equals one call bit for bit.
+TEST_F(CpuKernels, SsmScan2StateCarriedAcrossCallsEqualsOneCall) {
+  const Ssm2Case c{17, 64, 4, 2, true, true, true};
+  const SeqBatch b = seq_batch({6, 1, 0, 5});
+  std::vector<int64_t> all(b.start.back());
+  for (int64_t t = 0; t < (int64_t)all.size(); ++t) all[t] = t;
+  const Ssm2Data in = ssm2_data(c, (int64_t)all.size(), b.n_slots, 77);
+  const RecResult one = run_ssm2(*onednn_, {}, in, b, all, in.state);
+  const Split sp = split(b, {2, 1, 0, 4});
+  const RecResult first = run_ssm2(*onednn_, {}, in, sp.part[0], sp.tokens[0], in.state);
+  const RecResult second = run_ssm2(*onednn_, {}, in, sp.part[1], sp.tokens[1], first.state);
+  EXPECT_EQ(second.state, one.state);
+  const int64_t D = in.d_inner();
+  for (int k = 0; k < 2; ++k)
+    for (size_t i = 0; i < sp.tokens[k].size(); ++i) {
+      const std::vector<float>& y = k ? second.y : first.y;
+      EXPECT_TRUE(std::equal(y.begin() + i * D, y.begin() + (i + 1) * D,
+                             one.y.begin() + sp.tokens[k][i] * D))
+          << "token " << sp.tokens[k][i];
+    }
+}
+
+// ---- gated_delta_net ----
+
+struct GdnCase {
+  int64_t S, k_heads, v_heads;
+  uint32_t head_map;
+};
+struct GdnData {
+  GdnCase c;
+  std::vector<float> qkv, alpha, beta, dt_bias, a, state;
+  int64_t width() const { return (2 * c.k_heads + c.v_heads) * c.S; }
+};
+
+GdnData gdn_data(const GdnCase& c, int64_t T, int64_t n_slots, uint64_t seed) {
+  Rng rng(seed);
+  GdnData in;
+  in.c = c;
+  in.qkv = rng.vec(in.width() * T);
+  if (T > 0) std::fill(in.qkv.begin(), in.qkv.begin() + c.S, 0.0f);  // a zero q: the eps floor
+  in.alpha = rng.vec(c.v_heads * T, -3.0f, 3.0f);
+  in.beta = rng.vec(c.v_heads * T, -4.0f, 4.0f);
+  in.dt_bias = rng.vec(c.v_heads);
+  for (float v : rng.vec(c.v_heads, -2.0f, 1.0f)) in.a.push_back(-std::exp(v));
+  in.state = rng.vec(c.S * c.S * c.v_heads * n_slots, -0.5f, 0.5f);
+  return in;
+}
+
+constexpr float kGdnEps = 1e-6f;
+
+RecResult run_gdn(const sy_backend_iface& api, const std::vector<sy_param>& params,
+                  const GdnData& in, const SeqBatch& b, const std::vector<int64_t>& tokens,
+                  const std::vector<float>& state) {
+  const GdnCase& c = in.c;
+  const int64_t T = (int64_t)tokens.size();
+  Handle h(api, params);
+  EXPECT_EQ(h.status(), SY_OK);
+  sy_tensor qkv = h.make(columns(in.qkv, in.width(), tokens), {in.width(), T});
+  sy_tensor alpha = h.make(columns(in.alpha, c.v_heads, tokens), {c.v_heads, T});
+  sy_tensor beta = h.make(columns(in.beta, c.v_heads, tokens), {c.v_heads, T});
+  sy_tensor bias = h.make(in.dt_bias, {c.v_heads}), a = h.make(in.a, {c.v_heads});
+  sy_tensor st = h.make(state, {c.S, c.S, c.v_heads, b.n_slots});
+  sy_tensor y = h.zeros({c.S, c.v_heads, T});
+  sy_gated_delta_net_args args{};
+  args.struct_size = sizeof args;
+  args.n_seqs = (uint32_t)b.slots.size();
+  args.qkv = &qkv, args.alpha = &alpha, args.beta = &beta, args.dt_bias = &bias, args.a = &a;
+  args.state = &st, args.y = &y;
+  args.seq_token_start = b.start.data();
+  args.state_slots = b.slots.data();
+  args.head_map = c.head_map;
+  args.eps = kGdnEps;
+  EXPECT_EQ(h.api().gated_delta_net(h.get(), &args), SY_OK) << h.error();
+  return {h.read(y), h.read(st)};
+}
+
+// The recurrence on magnitudes: |M| decays and gains |k| |u|, |u| is beta (|v| + decay |M|.|k|),
+// |y| is |M|.|q| / sqrt(S) (q and k normalised as the op does).
+void gdn_magnitudes(const GdnData& in, const SeqBatch& b, std::vector<double>& ymag,
+                    std::vector<double>& smag) {
+  const GdnCase& c = in.c;
+  const int64_t S = c.S, HK = c.k_heads, HV = c.v_heads, W = in.width();
+  smag.assign(in.state.begin(), in.state.end());
+  for (double& v : smag) v = std::fabs(v);
+  ymag.assign(S * HV * b.start.back(), 0.0);
+  std::vector<double> q(S), k(S), u(S);
+  auto l2 = [&](const float* v, std::vector<double>& out) {
+    double ss = 0;
+    for (int64_t i = 0; i < S; ++i) ss += (double)v[i] * v[i];
+    const double inv = 1.0 / std::max(std::sqrt(ss), (double)kGdnEps);
+    for (int64_t i = 0; i < S; ++i) out[i] = std::fabs(v[i] * inv);
+  };
+  for (size_t s = 0; s < b.slots.size(); ++s)
+    for (uint32_t t = b.start[s]; t < b.start[s + 1]; ++t)
+      for (int64_t j = 0; j < HV; ++j) {
+        const int64_t m = c.head_map == SY_GDN_HEADS_MODULO ? j % HK : j / (HV / HK);
+        l2(&in.qkv[t * W + m * S], q);
+        l2(&in.qkv[t * W + (HK + m) * S], k);
+        const double decay = std::exp(softplus(in.alpha[t * HV + j] + in.dt_bias[j]) * in.a[j]);
+        const double beta = 1.0 / (1.0 + std::exp(-(double)in.beta[t * HV + j]));
+        double* M = &smag[(b.slots[s] * HV + j) * S * S];
+        for (int64_t col = 0; col < S; ++col) {
+          double dot = 0;
+          for (int64_t i = 0; i < S; ++i) dot += M[col * S + i] * k[i];
+          u[col] = beta * (std::fabs(in.qkv[t * W + (2 * HK + j) * S + col]) + decay * dot);
+          double yq = 0;
+          for (int64_t i = 0; i < S; ++i) {
+            M[col * S + i] = M[col * S + i] * decay + k[i] * u[col];
+            yq += M[col * S + i] * q[i];
+          }
+          ymag[(t * HV + j) * S + col] = yq / std::sqrt((double)S);
+        }
+      }
+}
+
+// S of one value, below one vector, whole vectors and a tail, and Qwen's 128; as many key heads
+// as value heads and fewer, both head maps. Sequences of 3, 0, 1 and 6 tokens in one call, on one
+// thread and three.
+TEST_F(CpuKernels, GatedDeltaNetMatchesTheReferenceOddSizes) {
+  const std::vector<GdnCase> cases = {
+      {1, 1, 1, SY_GDN_HEADS_MODULO},   {7, 2, 6, SY_GDN_HEADS_MODULO},
+      {7, 2, 6, SY_GDN_HEADS_BLOCKED},  {32, 3, 3, SY_GDN_HEADS_BLOCKED},
+      {33, 1, 4, SY_GDN_HEADS_MODULO},  {33, 2, 4, SY_GDN_HEADS_BLOCKED},
+      {128, 2, 4, SY_GDN_HEADS_MODULO}, {128, 2, 4, SY_GDN_HEADS_BLOCKED},
+  };
+  const SeqBatch b = seq_batch({3, 0, 1, 6});
+  std::vector<int64_t> all(b.start.back());
+  for (int64_t t = 0; t < (int64_t)all.size(); ++t) all[t] = t;
+  uint64_t seed = 600;
+  for (const char* threads : {"1", "3"})
+    for (const GdnCase& c : cases) {
+      SCOPED_TRACE("S " + std::to_string(c.S) + ", heads " + std::to_string(c.k_heads) + "/" +
+                   std::to_string(c.v_heads) +
+                   (c.head_map == SY_GDN_HEADS_MODULO ? " modulo" : " blocked") + ", threads " +
+                   threads);
+      const GdnData in = gdn_data(c, (int64_t)all.size(), b.n_slots, seed++);
+      const RecResult got = run_gdn(*onednn_, {{"threads", threads}}, in, b, all, in.state);
+      const RecResult ref = run_gdn(*ref_, {}, in, b, all, in.state);
+      std::vector<double> ymag, smag;
+      gdn_magnitudes(in, b, ymag, smag);
+      EXPECT_TRUE(within_mag(got.y, ref.y, ymag)) << "y";
+      EXPECT_TRUE(within_mag(got.state, ref.state, smag)) << "state";
+    }
+}
+
+TEST_F(CpuKernels, GatedDeltaNetStateCarriedAcrossCallsEqualsOneCall) {
+  const GdnCase c{33, 2, 4, SY_GDN_HEADS_BLOCKED};
+  const SeqBatch b = seq_batch({5, 2, 0, 1});
+  std::vector<int64_t> all(b.start.back());
+  for (int64_t t = 0; t < (int64_t)all.size(); ++t) all[t] = t;
+  const GdnData in = gdn_data(c, (int64_t)all.size(), b.n_slots, 88);
+  const RecResult one = run_gdn(*onednn_, {}, in, b, all, in.state);
+  const Split sp = split(b, {3, 1, 0, 0});
+  const RecResult first = run_gdn(*onednn_, {}, in, sp.part[0], sp.tokens[0], in.state);
+  const RecResult second = run_gdn(*onednn_, {}, in, sp.part[1], sp.tokens[1], first.state);
+  EXPECT_EQ(second.state, one.state);
+  const int64_t w = c.S * c.v_heads;
+  for (int k = 0; k < 2; ++k)
+    for (size_t i = 0; i < sp.tokens[k].size(); ++i) {
+      const std::vector<float>& y = k ? second.y : first.y;
+      EXPECT_TRUE(std::equal(y.begin() + i * w, y.begin() + (i + 1) * w,
+                             one.y.begin() + sp.tokens[k][i] * w))
+          << "token " << sp.tokens[k][i];
+    }
+}
+
+// ---- norm, mul, unary ----
+
+// Rows of 1, 7 and 33 values (below a vector, a tail) and 257 x 300 (the pool's rows), RMS and
+// L2, without a weight, with one column and with 3 groups; in place and out of place.
+TEST_F(CpuKernels, NormRmsAndL2GroupsAndInPlace) {
+  uint64_t seed = 700;
+  for (const auto& [n, rows] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 6}, {7, 3}, {33, 9}, {257, 300}})
+    for (uint32_t kind : {(uint32_t)SY_NORM_RMS, (uint32_t)SY_NORM_L2})
+      for (int64_t groups : {0, 1, 3})
+        for (bool in_place : {false, true}) {
+          SCOPED_TRACE("n " + std::to_string(n) + " rows " + std::to_string(rows) + " kind " +
+                       std::to_string(kind) + " groups " + std::to_string(groups) +
+                       (in_place ? " in place" : ""));
+          Rng rng(seed++);
+          const std::vector<float> x = rng.vec(n * rows, -3.0f, 3.0f),
+                                   w = rng.vec(n * std::max<int64_t>(groups, 1));
+          std::vector<float> out[2];
+          for (int be = 0; be < 2; ++be) {
+            Handle h(be ? *ref_ : *onednn_);
+            sy_tensor tx = h.make(x, {n, rows}), tw = h.make(w, {n, groups}),
+                      ty = in_place ? tx : h.zeros({n, rows});
+            const sy_norm_args a{sizeof a, kind, &tx, groups ? &tw : nullptr, &ty, 1e-5f, 0};
+            ASSERT_EQ(h.api().norm(h.get(), &a), SY_OK) << h.error();
+            out[be] = h.read(ty);
+          }
+          EXPECT_TRUE(sy::test::close(out[0], out[1], sy::test::abs_of(out[1]), kRtol));
+        }
+}
+
+// Same shapes and one value per row, odd sizes, in place over a or b.
+TEST_F(CpuKernels, MulSameShapeAndRowBroadcast) {
+  uint64_t seed = 800;
+  for (const auto& [n, rows] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 5}, {7, 3}, {37, 11}, {1031, 70}})
+    for (bool broadcast : {false, true})
+      for (int alias : {0, 1, 2}) {  // y is a new tensor, a, or b
+        if (alias == 2 && broadcast) continue;
+        SCOPED_TRACE("n " + std::to_string(n) + " rows " + std::to_string(rows) +
+                     (broadcast ? " broadcast" : "") + " alias " + std::to_string(alias));
+        Rng rng(seed++);
+        const int64_t bn = broadcast ? 1 : n;
+        const std::vector<float> a = rng.vec(n * rows, -4.0f, 4.0f), b = rng.vec(bn * rows);
+        std::vector<float> out[2];
+        for (int be = 0; be < 2; ++be) {
+          Handle h(be ? *ref_ : *onednn_);
+          sy_tensor ta = h.make(a, {n, rows}), tb = h.make(b, {bn, rows});
+          sy_tensor ty = alias == 1 ? ta : alias == 2 ? tb : h.zeros({n, rows});
+          ASSERT_EQ(h.api().mul(h.get(), &ta, &tb, &ty), SY_OK) << h.error();
+          out[be] = h.read(ty);
+        }
+        EXPECT_EQ(out[0], out[1]);  // one F32 product each: exact
+      }
+}
+
+// Sigmoid (saturating at both ends) and relu^2 over sizes below a vector, with a tail and large
+// enough for the pool; in place.
+TEST_F(CpuKernels, UnarySigmoidAndReluSquared) {
+  uint64_t seed = 900;
+  for (uint32_t kind : {(uint32_t)SY_UNARY_SIGMOID, (uint32_t)SY_UNARY_RELU_SQR})
+    for (int64_t n : {1, 7, 45, 70001})
+      for (bool in_place : {false, true}) {
+        SCOPED_TRACE("kind " + std::to_string(kind) + " n " + std::to_string(n) +
+                     (in_place ? " in place" : ""));
+        Rng rng(seed++);
+        std::vector<float> x = rng.vec(n, -12.0f, 12.0f);
+        for (int64_t i = 0; i < n; i += 13) x[i] = i % 2 ? 120.0f : -120.0f;
+        std::vector<float> out[2];
+        for (int be = 0; be < 2; ++be) {
+          Handle h(be ? *ref_ : *onednn_);
+          sy_tensor tx = h.make(x, {n}), ty = in_place ? tx : h.zeros({n});
+          const sy_unary_args a{sizeof a, kind, &tx, &ty};
+          ASSERT_EQ(h.api().unary(h.get(), &a), SY_OK) << h.error();
+          out[be] = h.read(ty);
+        }
+        // sigmoid(-120) is a subnormal cpu_ref keeps and the vector exp flushes: an absolute
+        // floor far below any normal value.
+        EXPECT_TRUE(sy::test::close(out[0], out[1], sy::test::abs_of(out[1]), kRtol, 1e-37));
+      }
+}
+
+// ---- MoE (1.5) ----
+
+// Sigmoid and softmax routing with and without a selection bias: logits and biases from small
+// sets of values, so scores tie (the lower id first); the ids must equal cpu_ref's and the weights
+// (the unbiased probabilities) agree to rounding. 600 tokens of 64 experts take the pool.
+TEST_F(CpuKernels, MoeGateSigmoidAndSelectionBiasPickLikeTheReference) {
+  uint64_t seed = 1000;
+  for (uint32_t gating : {(uint32_t)SY_MOE_GATING_SIGMOID, (uint32_t)SY_MOE_GATING_SOFTMAX})
+    for (bool biased : {false, true})
+      for (const auto& [E, k, T] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+               {8, 1, 5}, {8, 3, 7}, {64, 6, 600}, {5, 5, 3}})
+        for (bool normalize : {false, true}) {
+          SCOPED_TRACE("gating " + std::to_string(gating) + (biased ? " biased" : "") + " E " +
+                       std::to_string(E) + " k " + std::to_string(k) + " T " + std::to_string(T) +
+                       (normalize ? " normalized" : ""));
+          Rng rng(seed++);
+          std::vector<float> logits(E * T), bias(E);
+          for (float& v : logits) v = 0.5f * (float)(rng.next() % 9) - 2.0f;
+          for (float& v : bias) v = 0.25f * (float)(rng.next() % 3) - 0.25f;
+          std::vector<int32_t> ids[2];
+          std::vector<float> weights[2];
+          for (int be = 0; be < 2; ++be) {
+            Handle h(be ? *ref_ : *onednn_);
+            sy_tensor tl = h.make(logits, {E, T}), tb = h.make(bias, {E});
+            sy_tensor ti = h.zeros({k, T}, SY_DTYPE_I32), tw = h.zeros({k, T});
+            sy_moe_gate_args a{};
+            a.struct_size = sizeof a;
+            a.gating = gating;
+            a.logits = &tl, a.ids = &ti, a.weights = &tw;
+            a.normalize = normalize;
+            a.scale = 2.5f;
+            a.selection_bias = biased ? &tb : nullptr;
+            ASSERT_EQ(h.api().moe_gate(h.get(), &a), SY_OK) << h.error();
+            ids[be] = h.read<int32_t>(ti);
+            weights[be] = h.read(tw);
+          }
+          EXPECT_EQ(ids[0], ids[1]);
+          EXPECT_TRUE(sy::test::close(weights[0], weights[1], sy::test::abs_of(weights[1]), 1e-6));
+        }
+}
+
+// Gate and up halves of one fused {K, 2N, n_expert} tensor (expert_stride = 2N rows), each with
+// its own bias and scale, in F32, Q8_0 and Q4_K; decode, a small batch and a prefill-sized one
+// (the GEMV and the GEMM); the input shared by the slots and one per slot.
+TEST_F(CpuKernels, MoeMatmulFusedGateUpStrideBiasAndScale) {
+  const int64_t n_expert = 4, k = 2, N = 19;
+  uint64_t seed = 1100;
+  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_Q8_0, SY_DTYPE_Q4_K})
+    for (int64_t T : {1, 7, 60})
+      for (int64_t xs : {int64_t(1), k}) {
+        SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " tokens " + std::to_string(T) +
+                     " x slots " + std::to_string(xs));
+        const int64_t K = is_float(dtype) ? 37 : 2 * sy::dtype::block_elems(dtype);
+        Rng rng(seed++);
+        const std::vector<float> x = rng.vec(K * xs * T, -2.0f, 2.0f),
+                                 wf = rng.vec(K * 2 * N * n_expert);
+        const int64_t rb = sy::dtype::row_bytes(dtype, K);
+        std::vector<uint8_t> wq(rb * 2 * N * n_expert);
+        std::vector<float> w(wf.size());  // what both multiply by
+        for (int64_t j = 0; j < 2 * N * n_expert; ++j) {
+          sy::dtype::row_from_f32(dtype, &wf[j * K], &wq[j * rb], K);
+          sy::dtype::row_to_f32(dtype, &wq[j * rb], &w[j * K], K);
+        }
+        const std::vector<float> bias = rng.vec(N * n_expert),
+                                 scale = rng.vec(n_expert, 0.5f, 2.0f);
+        std::vector<int32_t> ids(k * T);
+        for (int64_t t = 0; t < T; ++t) {
+          ids[t * k] = (int32_t)(rng.next() % n_expert);
+          ids[t * k + 1] = (int32_t)((ids[t * k] + 1 + rng.next() % (n_expert - 1)) % n_expert);
+        }
+        for (int half = 0; half < 2; ++half) {
+          SCOPED_TRACE(half ? "up" : "gate");
+          std::vector<float> out[2];
+          for (int be = 0; be < 2; ++be) {
+            Handle h(be ? *ref_ : *onednn_);
+            const sy_buffer_t wb = h.upload(wq.data(), wq.size());
+            const sy_tensor tw = Handle::tensor(dtype, wb, half * N * rb, {K, N, n_expert});
+            sy_tensor tx = h.make(x, {K, xs, T}), ti = h.make(ids, {k, T}, SY_DTYPE_I32);
+            sy_tensor tb = h.make(bias, {N, n_expert}), ts = h.make(scale, {n_expert});
+            sy_tensor ty = h.zeros({N, k, T});
+            sy_moe_matmul_args a{};
+            a.struct_size = sizeof a;
+            a.x = &tx, a.w = &tw, a.ids = &ti, a.y = &ty;
+            a.expert_stride = 2 * N * rb;
+            a.bias = &tb, a.scale = &ts;
+            ASSERT_EQ(h.api().moe_matmul(h.get(), &a), SY_OK) << h.error();
+            out[be] = h.read(ty);
+          }
+          for (int64_t t = 0; t < T; ++t)
+            for (int64_t j = 0; j < k; ++j)
+              for (int64_t c = 0; c < N; ++c) {
+                const int64_t e = ids[t * k + j];
+                const float* wr = &w[((e * 2 + half) * N + c) * K];
+                const float* xr = &x[(t * xs + (xs == 1 ? 0 : j)) * K];
+                double mag = std::fabs(bias[e * N + c]);
+                for (int64_t i = 0; i < K; ++i) mag += std::fabs((double)xr[i] * wr[i]);
+                const double quant = is_float(dtype) ? 0.0 : q8_bound(dtype, xr, wr, K);
+                const size_t at = (t * k + j) * N + c;
+                EXPECT_LE(std::fabs((double)out[0][at] - out[1][at]),
+                          scale[e] * (kRtol * mag + quant))
+                    << "token " << t << " slot " << j << " column " << c;
+              }
+        }
+      }
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 // place instead, every head at once: its few rows cannot pay for the gather and transpose of
 // every key tile. Its keys are split into spans on several threads (split-K, as flash-decoding
 // does), whose partial softmax results merge exactly afterwards, so one long sequence keeps
-// every core busy.
+// every core busy. A sliding window (ABI 1.5) only narrows each query's keys to
+// [max(0, p - window + 1), p]: a tile walks the union of its rows' ranges, masking each row's
+// own ends; a one-token query's spans cover its range alone.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -29,6 +31,14 @@ int64_t decode_span_keys(int64_t decode_keys, int threads, int64_t block_size) {
   int64_t span = (decode_keys + 4 * threads - 1) / (4 * threads);
   span = std::clamp<int64_t>(span, kMinSpan, kMaxSpan);
   return std::max<int64_t>(1, span / block_size) * block_size;
+}
+
+// Spans of keys [k0, k1) split at multiples of `span` (so they stay whole cache blocks).
+int64_t span_count(int64_t k0, int64_t k1, int64_t span) {
+  return (k1 - 1) / span - k0 / span + 1;
+}
+int64_t span_end(int64_t k0, int64_t k1, int64_t span) {
+  return std::min(k1, (k0 / span + 1) * span);
 }
 
 // out = the spans' outputs of each of `rows` heads weighted by their share of the softmax sum:
@@ -78,6 +88,10 @@ void OnednnBackend::attention(const AttentionOp& op) {
   const int64_t tile_tokens = std::max<int64_t>(1, kTileRows / group);
   const int64_t max_rows = tile_tokens * group;
   const bool f16 = op.k_cache.dtype == SY_DTYPE_F16;
+  // The first key position token t sees.
+  auto first_key = [&](int64_t t) -> int64_t {
+    return op.window ? std::max<int64_t>(0, (int64_t)op.token_pos[t] - op.window + 1) : 0;
+  };
 
   // Work items: a prompt's query tiles of several tokens, the latest (longest context) first,
   // then each one-token query (a decoding token, or a prompt's last tile of one token) as spans
@@ -91,8 +105,9 @@ void OnednnBackend::attention(const AttentionOp& op) {
     for (int64_t t0 = b + (e - b - 1) / tile_tokens * tile_tokens; t0 >= b; t0 -= tile_tokens) {
       const int64_t count = std::min(tile_tokens, e - t0);
       if (count == 1) {
-        attn_one_token_.push_back({s, t0, 1, 0, 0, op.token_pos[t0] + 1, -1});
-        one_token_keys += op.token_pos[t0] + 1;
+        const int64_t k0 = first_key(t0), k1 = op.token_pos[t0] + 1;
+        attn_one_token_.push_back({s, t0, 1, 0, k0, k1, -1});
+        one_token_keys += k1 - k0;
         continue;
       }
       for (int64_t h = 0; h < n_kv; ++h) attn_items_.push_back({s, t0, count, h, 0, 0, -1});
@@ -100,17 +115,19 @@ void OnednnBackend::attention(const AttentionOp& op) {
   }
   const int64_t span = decode_span_keys(one_token_keys, threads_, bs);
   int64_t parts = 0;
-  for (const AttnItem& w : attn_one_token_)
-    for (int64_t k0 = 0; k0 < w.k1; k0 += span)
+  for (const AttnItem& w : attn_one_token_) {
+    const bool split = span_count(w.k0, w.k1, span) > 1;
+    for (int64_t k0 = w.k0; k0 < w.k1; k0 = span_end(k0, w.k1, span))
       attn_items_.push_back(
-          {w.seq, w.t0, 1, 0, k0, std::min(w.k1, k0 + span), w.k1 > span ? parts++ : -1});
+          {w.seq, w.t0, 1, 0, k0, span_end(k0, w.k1, span), split ? parts++ : -1});
+  }
   // Per thread: q tile, K^T tile, V tile, scores, o, then corr, m, l and a converted key row;
   // a decode span instead keeps every head's q, scores over the span, m and l.
   const int64_t floats = std::max(
       max_rows * dp + dp * bk + bk * dp + max_rows * bk + max_rows * dp + 3 * max_rows + dp,
       n_head * (d + span + 2));
   attn_scratch_.resize((size_t)(threads_ * floats));
-  attn_valid_.resize((size_t)(threads_ * max_rows));
+  attn_valid_.resize((size_t)(threads_ * 2 * max_rows));
   attn_parts_.resize((size_t)(parts * n_head * (d + 2)));
 
   pool_.run((int64_t)attn_items_.size(), [&](int64_t item, int thread) {
@@ -125,7 +142,8 @@ void OnednnBackend::attention(const AttentionOp& op) {
     float* m = corr + max_rows;
     float* l = m + max_rows;
     float* krow = l + max_rows;
-    int32_t* valid = attn_valid_.data() + thread * max_rows;
+    int32_t* valid = attn_valid_.data() + thread * 2 * max_rows;
+    int32_t* skip = valid + max_rows;
     const int32_t* table = op.block_tables + (size_t)w.seq * op.max_blocks_per_seq;
     const int64_t kv_off = w.kv_head * d;
 
@@ -154,8 +172,12 @@ void OnednnBackend::attention(const AttentionOp& op) {
       return;
     }
 
-    int64_t last = 0;  // the latest position any row attends to
-    for (int64_t i = 0; i < w.count; ++i) last = std::max<int64_t>(last, op.token_pos[w.t0 + i]);
+    // The keys any row attends to: [first, last].
+    int64_t first = INT64_MAX, last = 0;
+    for (int64_t i = 0; i < w.count; ++i) {
+      first = std::min(first, first_key(w.t0 + i));
+      last = std::max<int64_t>(last, op.token_pos[w.t0 + i]);
+    }
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t t = w.t0 + r / group, h = w.kv_head * group + r % group;
       const float* src = op.q.f32() + (t * n_head + h) * d;
@@ -167,8 +189,8 @@ void OnednnBackend::attention(const AttentionOp& op) {
     std::fill(o, o + rows * dp, 0.0f);
     std::fill(kt + d * bk, kt + dp * bk, 0.0f);  // padded head dims contribute nothing
 
-    kernels::AttnTileArgs a{rows, dp, q, valid, kt, v, 0, sc, corr, m, l, o};
-    for (int64_t p0 = 0; p0 <= last; p0 += bk) {
+    kernels::AttnTileArgs a{rows, dp, q, valid, skip, kt, v, 0, sc, corr, m, l, o};
+    for (int64_t p0 = first; p0 <= last; p0 += bk) {
       const int64_t n_keys = std::min(bk, last + 1 - p0);
       for (int64_t j = 0; j < n_keys; ++j) {
         const int64_t p = p0 + j, slot = (int64_t)table[p / bs] * bs + p % bs;
@@ -188,8 +210,11 @@ void OnednnBackend::attention(const AttentionOp& op) {
         if (vs) std::memcpy(v + j * dp, vs, d * sizeof(float));
         std::fill(v + j * dp + d, v + (j + 1) * dp, 0.0f);
       }
-      for (int64_t r = 0; r < rows; ++r)
-        valid[r] = (int32_t)std::clamp<int64_t>(op.token_pos[w.t0 + r / group] - p0 + 1, 0, n_keys);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t t = w.t0 + r / group;
+        valid[r] = (int32_t)std::clamp<int64_t>(op.token_pos[t] - p0 + 1, 0, n_keys);
+        skip[r] = (int32_t)std::clamp<int64_t>(first_key(t) - p0, 0, n_keys);
+      }
       a.n_keys = n_keys;
       kernels_.attn_tile(a);
     }
@@ -205,8 +230,8 @@ void OnednnBackend::attention(const AttentionOp& op) {
   // order they were numbered above, merge.
   int64_t part = 0;
   for (const AttnItem& w : attn_one_token_) {
-    if (w.k1 <= span) continue;
-    const int64_t spans = (w.k1 + span - 1) / span;
+    const int64_t spans = span_count(w.k0, w.k1, span);
+    if (spans <= 1) continue;
     merge_spans(attn_parts_.data() + part * n_head * (d + 2), spans, n_head, d,
                 op.out.f32() + w.t0 * n_head * d);
     part += spans;

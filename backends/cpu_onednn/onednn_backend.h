@@ -23,6 +23,7 @@ class OnednnBackend final : public plugin::Backend {
   explicit OnednnBackend(const BackendOptions& opt);
 
   SY_BACKEND_OP_OVERRIDES;
+  SY_BACKEND_OP_OVERRIDES_1_5;
   void flush() override;  // runs the queued GEMVs
   // Q4_K, Q8_0 and Q4_0 matrices of at least one whole group, on a path with their packed kernel
   // (8-bit activations): kernels/packed_layouts.h; everything else stays plain.
@@ -37,6 +38,12 @@ class OnednnBackend final : public plugin::Backend {
     pool_.parallel_for(n, parallel ? 1 : n, [&](int64_t b, int64_t e, int) {
       for (int64_t i = b; i < e; ++i) body(i);
     });
+  }
+  // As for_each, for bodies with per-thread scratch: body(i, thread).
+  template <class F>
+  void for_each_thread(int64_t n, bool parallel, F&& body) {
+    if (parallel) return pool_.run(n, [&](int64_t i, int thread) { body(i, thread); });
+    for (int64_t i = 0; i < n; ++i) body(i, 0);
   }
   // Rotates every head of every token of x by its token's cos/sin table ({2 * half} each).
   void rotate(const Tensor& x, const float* cs, int64_t half, bool neox);
@@ -64,12 +71,13 @@ class OnednnBackend final : public plugin::Backend {
   };
   std::vector<AttnItem> attn_items_;
   std::vector<AttnItem> attn_one_token_;  // one-token queries over all their keys, to split
-  std::vector<float> attn_parts_;     // per split one-token span: out (heads x d), then m and l
-  std::vector<float> attn_scratch_;   // per pool thread: an item's tiles
-  std::vector<int32_t> attn_valid_;   // per pool thread: keys each row sees in the current tile
-  std::vector<float> scratch_;        // rope tables
-  std::vector<float> moe_x_, moe_y_;  // one expert's gathered input rows and their outputs
-  std::vector<int64_t> moe_rows_;     // (token, slot) pairs bucketed by expert
+  std::vector<float> attn_parts_;         // per split one-token span: out (heads x d), then m and l
+  std::vector<float> attn_scratch_;       // per pool thread: an item's tiles
+  std::vector<int32_t> attn_valid_;       // per pool thread: rows' n_valid, then n_skip, in a tile
+  std::vector<float> scratch_;            // rope tables
+  std::vector<float> rec_scratch_;        // per pool thread: a token's normalised q and k (GDN)
+  std::vector<float> moe_x_, moe_y_;      // one expert's gathered input rows and their outputs
+  std::vector<int64_t> moe_rows_;         // (token, slot) pairs bucketed by expert
 };
 
 }  // namespace sy::cpu_onednn

@@ -87,6 +87,8 @@ const sy::plugin::PluginDesc kDesc = {
     /*device_memory=*/false,
     &load_check,
     /*kv_dtypes=*/(1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16),
+    /*omit_ops=*/0,
+    /*hybrid2_ops=*/true,
 };
 
 }  // namespace

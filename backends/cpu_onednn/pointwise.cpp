@@ -1,6 +1,6 @@
-// rms_norm, rope, rope_ext, bias_scale, add, swiglu and softmax: AVX2 over a row, the pool over
-// rows when there are enough. Every loop reads an element before writing the same index, so
-// y == x is safe.
+// rms_norm, norm, rope, rope_ext, bias_scale, add, mul, swiglu, unary and softmax: AVX2 over a
+// row, the pool over rows when there are enough. Every loop reads an element before writing the
+// same index, so y == x is safe.
 #include <cmath>
 
 #include "onednn_backend.h"
@@ -12,6 +12,20 @@ namespace {
 
 constexpr int64_t kParallelMinValues = 1 << 16;
 
+// sum of x[i]^2 over a row: two vector accumulators, then the scalar tail.
+float sum_squares(const float* xr, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(xr + i), b = _mm256_loadu_ps(xr + i + 8);
+    acc0 = _mm256_fmadd_ps(a, a, acc0);
+    acc1 = _mm256_fmadd_ps(b, b, acc1);
+  }
+  float ss = hsum(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) ss += xr[i] * xr[i];
+  return ss;
+}
+
 }  // namespace
 
 void OnednnBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const Tensor& y) {
@@ -20,21 +34,39 @@ void OnednnBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, const 
   for_each(rows, rows * n >= kParallelMinValues, [&](int64_t r) {
     const float* xr = x.f32() + r * n;
     float* yr = y.f32() + r * n;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      const __m256 a = _mm256_loadu_ps(xr + i), b = _mm256_loadu_ps(xr + i + 8);
-      acc0 = _mm256_fmadd_ps(a, a, acc0);
-      acc1 = _mm256_fmadd_ps(b, b, acc1);
-    }
-    float ss = hsum(_mm256_add_ps(acc0, acc1));
-    for (; i < n; ++i) ss += xr[i] * xr[i];
-    const float inv = 1.0f / std::sqrt(ss / (float)n + eps);
+    const float inv = 1.0f / std::sqrt(sum_squares(xr, n) / (float)n + eps);
     const __m256 vinv = _mm256_set1_ps(inv);
-    for (i = 0; i + 8 <= n; i += 8)
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
       _mm256_storeu_ps(yr + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(xr + i), vinv),
                                              _mm256_loadu_ps(wp + i)));
     for (; i < n; ++i) yr[i] = xr[i] * inv * wp[i];
+  });
+}
+
+// RMS or L2 per row, then the row's column of w (row r takes column r mod groups).
+void OnednnBackend::norm(const plugin::NormOp& op) {
+  const int64_t n = op.x.ne[0], rows = op.x.rows();
+  const bool rms = op.kind == SY_NORM_RMS;
+  for_each(rows, rows * n >= kParallelMinValues, [&](int64_t r) {
+    const float* xr = op.x.f32() + r * n;
+    float* yr = op.y.f32() + r * n;
+    const float ss = sum_squares(xr, n);
+    const float inv =
+        rms ? 1.0f / std::sqrt(ss / (float)n + op.eps) : 1.0f / std::fmax(std::sqrt(ss), op.eps);
+    const __m256 vinv = _mm256_set1_ps(inv);
+    int64_t i = 0;
+    if (op.w) {
+      const float* wr = op.w + (r % op.groups) * n;
+      for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(yr + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(xr + i), vinv),
+                                               _mm256_loadu_ps(wr + i)));
+      for (; i < n; ++i) yr[i] = xr[i] * inv * wr[i];
+    } else {
+      for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(yr + i, _mm256_mul_ps(_mm256_loadu_ps(xr + i), vinv));
+      for (; i < n; ++i) yr[i] = xr[i] * inv;
+    }
   });
 }
 
@@ -106,6 +138,58 @@ void OnednnBackend::add(const Tensor& a, const Tensor& b, const Tensor& y) {
   float* py = y.f32();
   pool_.parallel_for(n, n >= kParallelMinValues ? 4096 : n, [&](int64_t b, int64_t e, int) {
     for (int64_t i = b; i < e; ++i) py[i] = pa[i] + pb[i];
+  });
+}
+
+// b is a's shape, or one value per row of a.
+void OnednnBackend::mul(const Tensor& a, const Tensor& b, const Tensor& y) {
+  const int64_t n = a.ne[0], rows = a.rows();
+  const float *pa = a.f32(), *pb = b.f32();
+  float* py = y.f32();
+  if (b.ne[0] == n) {
+    pool_.parallel_for(rows * n, rows * n >= kParallelMinValues ? 4096 : rows * n,
+                       [&](int64_t i0, int64_t i1, int) {
+                         int64_t i = i0;
+                         for (; i + 8 <= i1; i += 8)
+                           _mm256_storeu_ps(py + i, _mm256_mul_ps(_mm256_loadu_ps(pa + i),
+                                                                  _mm256_loadu_ps(pb + i)));
+                         for (; i < i1; ++i) py[i] = pa[i] * pb[i];
+                       });
+    return;
+  }
+  for_each(rows, rows * n >= kParallelMinValues, [&](int64_t r) {
+    const float s = pb[r];
+    const __m256 vs = _mm256_set1_ps(s);
+    const float* ar = pa + r * n;
+    float* yr = py + r * n;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(yr + i, _mm256_mul_ps(_mm256_loadu_ps(ar + i), vs));
+    for (; i < n; ++i) yr[i] = ar[i] * s;
+  });
+}
+
+void OnednnBackend::unary(const plugin::UnaryOp& op) {
+  const int64_t n = op.x.nelements();
+  const float* px = op.x.f32();
+  float* py = op.y.f32();
+  const bool sigmoid = op.kind == SY_UNARY_SIGMOID;
+  pool_.parallel_for(n, n >= kParallelMinValues ? 4096 : n, [&](int64_t i0, int64_t i1, int) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    int64_t i = i0;
+    for (; i + 8 <= i1; i += 8) {
+      const __m256 v = _mm256_loadu_ps(px + i);
+      if (sigmoid) {  // 1 / (1 + e^-v): e^-v = inf below -88.7 gives 0
+        const __m256 e = exp_ps(_mm256_sub_ps(zero, v));
+        _mm256_storeu_ps(py + i, _mm256_div_ps(one, _mm256_add_ps(one, e)));
+      } else {
+        const __m256 r = _mm256_max_ps(v, zero);
+        _mm256_storeu_ps(py + i, _mm256_mul_ps(r, r));
+      }
+    }
+    for (; i < i1; ++i) {
+      const float v = px[i], r = std::fmax(v, 0.0f);
+      py[i] = sigmoid ? 1.0f / (1.0f + std::exp(-v)) : r * r;
+    }
   });
 }
 

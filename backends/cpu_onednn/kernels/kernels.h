@@ -103,6 +103,7 @@ struct AttnTileArgs {
   int64_t rows, dp;
   const float* q;          // rows x dp, already multiplied by the softmax scale
   const int32_t* n_valid;  // per row: it sees keys [0, n_valid) of this tile (causal mask)
+  const int32_t* n_skip;   // per row: minus the first n_skip of those (a sliding window)
   const float* kt;         // dp x attn_keys: K transposed; columns >= n_keys are zero
   const float* v;          // attn_keys x dp; rows >= n_keys are zero
   int64_t n_keys;
@@ -134,6 +135,33 @@ struct AttnDecodeArgs {
   float* l;    // per row: the sum over the span of e^(score - m)
 };
 
+// Mamba-2's scan, one token of one head (backend.h, sy_ssm_scan2_args): for its rows p in
+// [0, rows) (channels; state row p holds d_state values at state + p * d_state),
+//   s = s * dA + B * (x[p] * delta);  y[p] = (dot(s, C) + dskip * x[p]) * silu(z[p])
+// (the gate only when z is given). The head's state is read and written once.
+struct Ssm2Args {
+  int64_t rows, d_state;
+  float* state;
+  const float *x, *b, *c, *z;  // z: rows values, or null
+  float delta, da, dskip;
+  float* y;
+};
+
+// The gated delta rule, one token of one value head (backend.h, sy_gated_delta_net_args): on the
+// S x S state (column c's S values contiguous, element (i, c) at c * S + i), with kn and qn
+// already L2-normalised,
+//   u[c] = beta * (v[c] - decay * dot(M[:, c], kn));  M[:, c] = decay * M[:, c] + kn * u[c]
+//   y[c] = scale * dot(M[:, c], qn)
+// one column at a time, so the state is read and written once (the column stays in L1 between
+// its two passes).
+struct GdnArgs {
+  int64_t S;
+  float* state;
+  const float *qn, *kn, *v;
+  float decay, beta, scale;
+  float* y;
+};
+
 struct KernelTable {
   CpuPath path;
   // Quantizes m rows of k values (k % kActChunk == 0) into q (m * k), d (m * act_blocks(k))
@@ -154,6 +182,8 @@ struct KernelTable {
   int attn_keys;   // keys per attention tile
   void (*attn_tile)(const AttnTileArgs& a);
   void (*attn_decode)(const AttnDecodeArgs& a);
+  void (*ssm2_token)(const Ssm2Args& a);
+  void (*gdn_token)(const GdnArgs& a);
 
   // The entry for a weight dtype, or nullptr (not a weight dtype).
   const GemvEntry* find_gemv(uint32_t dtype) const;
