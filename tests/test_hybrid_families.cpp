@@ -1,11 +1,12 @@
 // The 2026 families (Qwen3.5/3.6, Qwen3-Next, Nemotron-H, Granite 4.0-H, Mamba-2, Falcon-H1, LFM2,
-// Qwen3): files the writer makes for each family's tiny preset against llama.cpp's own logits
-// for the same file (tests/fixtures/llamacpp, made with llama.cpp 0253fb21f: F32 KV cache, flash
-// attention off, one batch), on every CPU backend; the writer's keys read back as the shape's
-// description and its tensors counted as the table counts them; and a file of each family with
-// a tensor or key this engine does not implement refused by name.
+// Qwen3): files the writer makes for each family's tiny preset, F32 and quantized, against
+// llama.cpp's own logits for the same file (tests/fixtures/llamacpp, made with llama.cpp
+// 0253fb21f: F32 KV cache, flash attention off, one batch), on every CPU backend; the writer's
+// keys read back as the shape's description and its tensors counted as the table counts them;
+// and a file of each family with a tensor or key this engine does not implement refused by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -25,10 +26,14 @@ namespace {
 const fs::path kFixtures = fs::path(SWITCHYARD_SOURCE_DIR) / "tests" / "fixtures" / "llamacpp";
 
 struct Row {
-  std::string preset;
+  std::string preset, dtype;
   uint64_t seed = 0, bytes = 0;
   std::vector<int32_t> prompt;
 };
+
+void PrintTo(const Row& r, std::ostream* os) {
+  *os << r.preset << " " << r.dtype;
+}
 
 std::vector<int32_t> ids(const std::string& csv) {
   std::vector<int32_t> out;
@@ -37,26 +42,29 @@ std::vector<int32_t> ids(const std::string& csv) {
   return out;
 }
 
-// MANIFEST.tsv: preset, seed, file bytes, prompt ids, llama.cpp's greedy ids.
-Row row(const std::string& preset) {
+// MANIFEST.tsv: preset, dtype, seed, file bytes, prompt ids, llama.cpp's greedy ids. Quantized
+// rows only where llama-quantize writes the type (q8_0 needs rows of whole 32-value blocks).
+std::vector<Row> manifest() {
   std::ifstream in(kFixtures / "MANIFEST.tsv");
+  std::vector<Row> rows;
   std::string line;
+  std::getline(in, line);  // the header
   while (std::getline(in, line)) {
     std::stringstream cells(line);
-    std::string name, seed, bytes, prompt;
+    std::string name, type, seed, bytes, prompt;
     std::getline(cells, name, '\t');
-    if (name != preset) continue;
+    std::getline(cells, type, '\t');
     std::getline(cells, seed, '\t');
     std::getline(cells, bytes, '\t');
     std::getline(cells, prompt, '\t');
-    return {name, std::stoull(seed), std::stoull(bytes), ids(prompt)};
+    rows.push_back({name, type, std::stoull(seed), std::stoull(bytes), ids(prompt)});
   }
-  ADD_FAILURE() << preset << " is not in " << (kFixtures / "MANIFEST.tsv");
-  return {};
+  return rows;
 }
 
-std::vector<double> logits(const std::string& preset) {
-  const fs::path p = kFixtures / (preset + ".logits.f32");
+// P.logits.f32 for the F32 file, P-<dtype>.logits.f32 for a quantized one.
+std::vector<double> logits(const std::string& preset, const std::string& dtype) {
+  const fs::path p = kFixtures / (preset + (dtype == "f32" ? "" : "-" + dtype) + ".logits.f32");
   std::ifstream in(p, std::ios::binary);
   std::vector<float> v(fs::file_size(p) / sizeof(float));
   in.read(reinterpret_cast<char*>(v.data()), v.size() * sizeof(float));
@@ -75,35 +83,47 @@ std::string test_name(const std::string& s) {
   return name;
 }
 
-class GeneratedFamily : public testing::TestWithParam<std::tuple<std::string, std::string>> {};
+class GeneratedFamily : public testing::TestWithParam<std::tuple<Row, std::string>> {};
 
 // The writer's file for the preset is the very file llama.cpp computed the fixture's logits
-// from (same size, same seed); every position's logits agree to llama.cpp's F32 bound.
+// from (same size, same seed; a quantized one is llama-quantize's, byte for byte, as regen.sh
+// checks); every position's logits agree to llama.cpp's bound: 1e-6 for F32, 1e-3 quantized.
 TEST_P(GeneratedFamily, LogitsAgreeWithLlamaCpp) {
-  const auto& [preset, backend] = GetParam();
-  const Row r = row(preset);
-  const fs::path& file = sy::test::generated_model_file(preset, "f32", r.seed, "family");
-  ASSERT_EQ(fs::file_size(file), r.bytes) << "the writer's output changed: regenerate " << preset
-                                          << "'s logits with llama.cpp (tests/fixtures/llamacpp)";
+  const auto& [r, backend] = GetParam();
+  const std::string &preset = r.preset, &dtype = r.dtype;
+  const fs::path& file = sy::test::generated_model_file(preset, dtype, r.seed, "family");
+  ASSERT_EQ(fs::file_size(file), r.bytes)
+      << "the writer's output changed: regenerate " << preset << " " << dtype
+      << "'s logits with llama.cpp (tests/fixtures/llamacpp/regen.sh)";
   auto f = sy::gguf::File::open(file);
   sy::Backend b(sy::test::host().load(SY_PLUGIN_BACKEND, backend), {});
   auto m = sy::model::load_model(*f, b);
   const auto got = sy::model::evaluate(*m, b, r.prompt, 0).logits;
-  const auto want = logits(preset);
+  const auto want = logits(preset, dtype);
   ASSERT_EQ(got.size(), want.size());
   const double e = sy::test::nmse(got, want);
-  EXPECT_LT(e, 1e-6);
-  std::printf("%s on %s: NMSE %.3g over %zu positions\n", preset.c_str(), backend.c_str(), e,
-              r.prompt.size());
+  EXPECT_LT(e, dtype == "f32" ? 1e-6 : 1e-3);
+  std::printf("%s %s on %s: NMSE %.3g over %zu positions\n", preset.c_str(), dtype.c_str(),
+              backend.c_str(), e, r.prompt.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp, GeneratedFamily,
-                         testing::Combine(testing::ValuesIn(kPresets),
+                         testing::Combine(testing::ValuesIn(manifest()),
                                           testing::Values("cpu_ref", "cpu_onednn")),
                          [](const auto& info) {
-                           return test_name(std::get<0>(info.param) + "_" +
+                           const Row& r = std::get<0>(info.param);
+                           return test_name(r.preset + "_" + r.dtype + "_" +
                                             std::get<1>(info.param));
                          });
+
+// Every family has its F32 fixture.
+TEST(GeneratedFamilyFixtures, EveryPresetHasItsF32Row) {
+  const auto rows = manifest();
+  for (const std::string& preset : kPresets)
+    EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
+      return r.preset == preset && r.dtype == "f32";
+    })) << preset;
+}
 
 class FamilyShape : public testing::TestWithParam<std::string> {};
 

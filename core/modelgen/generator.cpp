@@ -33,10 +33,15 @@ void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name
                                   std::to_string(dims[i].second));
 }
 
+bool is_source_type(const dtype::FileType& ft) {
+  return ft.base == SY_DTYPE_F32;
+}
+
 void set_file_type(gguf::Writer& w, const dtype::FileType& ft) {
+  // A converter's F32 file names its type among the general keys; llama-quantize then copies
+  // every key and appends the quantization version and the new type, in that order, last.
+  if (!is_source_type(ft)) w.set("general.quantization_version", gguf::Value::of_u32(2));
   w.set("general.file_type", gguf::Value::of_u32(ft.id));
-  if (dtype::block_elems(ft.base) > 1)
-    w.set("general.quantization_version", gguf::Value::of_u32(2));
 }
 
 void write_vocab(gguf::Writer& w, uint32_t n_vocab) {
@@ -60,13 +65,24 @@ ModelShape preset_shape(const std::string& name) {
   ModelShape s;
   if (name == "dense-tiny") return s;
   if (name == "dense-small") {
-    s.n_vocab = 512; s.n_ctx = 2048; s.n_embd = 256; s.n_layer = 4; s.n_ff = 704;
-    s.n_head = 8; s.n_head_kv = 4;
+    s.n_vocab = 512;
+    s.n_ctx = 2048;
+    s.n_embd = 256;
+    s.n_layer = 4;
+    s.n_ff = 704;
+    s.n_head = 8;
+    s.n_head_kv = 4;
     return s;
   }
   if (name == "dense-100m") {  // 99.9M parameters
-    s.n_vocab = 4096; s.n_ctx = 4096; s.n_embd = 768; s.n_layer = 12; s.n_ff = 2816;
-    s.n_head = 12; s.n_head_kv = 4; s.tied_output = true;
+    s.n_vocab = 4096;
+    s.n_ctx = 4096;
+    s.n_embd = 768;
+    s.n_layer = 12;
+    s.n_ff = 2816;
+    s.n_head = 12;
+    s.n_head_kv = 4;
+    s.tied_output = true;
     return s;
   }
   if (detail::hybrid_preset(name, s)) return s;
@@ -123,11 +139,12 @@ void write_random_model(const ModelShape& s, const std::string& dtype, uint64_t 
   const std::string size = std::to_string(counted(d).first / 1000000) + "M";
   w.set(names::key(names::Key::general_name, ""),
         Value::of_str("switchyard-random-" + (d.arch == "llama" ? size : d.arch + "-" + size)));
-  detail::set_file_type(w, ft);
+  if (detail::is_source_type(ft)) detail::set_file_type(w, ft);
   KeyWriter keys(w, d.arch);
   write_common_keys(keys, d);
   arch.write_keys(keys, d);
   detail::write_vocab(w, s.n_vocab);
+  if (!detail::is_source_type(ft)) detail::set_file_type(w, ft);
   detail::Rng rng{seed};
   WriteTable table(w, rng, mix, d);
   ModelWeights unused;

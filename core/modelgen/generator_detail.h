@@ -40,7 +40,9 @@ const dtype::FileType& file_type(const std::string& d);
 // Refuses dims that are not whole blocks for a file type of 32-value blocks (naming the dim).
 void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name,
                         const std::pair<const char*, uint32_t>* dims, size_t n_dims);
-// general.file_type, and general.quantization_version for quantised types.
+// F32: the type a converter writes, which llama-quantize reads.
+bool is_source_type(const dtype::FileType& ft);
+// general.file_type (and, past F32, general.quantization_version) as llama-quantize sets them.
 void set_file_type(gguf::Writer& w, const dtype::FileType& ft);
 void write_vocab(gguf::Writer& w, uint32_t n_vocab);
 

@@ -23,6 +23,8 @@ class QuantMix {
   // The dtype of matrix `name` (GGUF tensor name) whose rows hold ne0 values. Throws
   // std::invalid_argument when no type llama.cpp would use fits the rows.
   uint32_t type_for(const std::string& name, int64_t ne0) const;
+  // The file is llama-quantize's output rather than a converter's F32 one.
+  bool requantized() const { return ftype_.base != SY_DTYPE_F32; }
 
  private:
   uint32_t chosen(const std::string& name, int64_t ne0) const;  // before the row-size fallback

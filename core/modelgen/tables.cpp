@@ -1,6 +1,8 @@
 #include "modelgen/tables.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "gguf/gguf.h"
 #include "switchyard/common/dtype.h"
@@ -64,7 +66,12 @@ const sy_tensor* WriteTable::take(const TensorSpec& spec) {
   bytes_.resize(rb * rows);
   for (int64_t r = 0; r < rows; ++r)
     dtype::row_from_f32(t, f_.data() + r * spec.ne[0], bytes_.data() + r * rb, spec.ne[0]);
-  w_.add_tensor(spec.name, t, spec.ne, bytes_.data(), bytes_.size());
+  std::vector<int64_t> dims = spec.ne;
+  // llama-quantize writes ggml's dims, trailing ones dropped ({128, 1}: {128}); a converter
+  // keeps them.
+  if (mix_.requantized())
+    while (dims.size() > 1 && dims.back() == 1) dims.pop_back();
+  w_.add_tensor(spec.name, t, std::move(dims), bytes_.data(), bytes_.size());
   return placeholder(spec, t);
 }
 
