@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "engine/engine.h"
-#include "model/arch/arch.h"
 #include "gguf/gguf.h"
 #include "host/plugin_host.h"
+#include "model/arch/arch.h"
 #include "modelgen/generator.h"
 #include "naive_llama.h"
 #include "nmse.h"
@@ -158,8 +158,9 @@ TEST(LlamaModel, RefusesWrongShapesAndArchitectures) {
     const std::string supported = sy::model::supported_archs();
     EXPECT_EQ(supported.rfind("llama, mamba, jamba, ", 0), 0u) << supported;
     EXPECT_NE(supported.find("qwen35moe"), std::string::npos) << supported;
-    EXPECT_EQ(std::string(e.what()),
-              "arch.gguf: general.architecture 'gpt2' is not supported (supported: " + supported + ")");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "arch.gguf: general.architecture 'gpt2' is not supported (supported: " + supported + ")");
   }
 }
 
