@@ -75,7 +75,8 @@ std::map<std::string, std::string> types_of(const ModelShape& s, const std::stri
 }
 
 // Rows that are not whole super-blocks take llama-quantize's fallbacks: Q4_K -> Q5_0,
-// Q6_K -> Q8_0, Q2_K/Q3_K -> IQ4_NL; the output matrix goes to Q8_0.
+// Q6_K -> Q8_0, Q2_K/Q3_K -> Q4_0 (llama.cpp 0253fb21f), IQ4_XS -> IQ4_NL; the output matrix goes
+// to Q8_0.
 TEST(QuantMix, SmallRowsFallBackAsLlamaQuantizeDoes) {
   ModelShape s = sy::model::preset_shape("dense-tiny");  // n_embd 64, n_ff 128, 2 layers
   auto t = types_of(s, "q4_k_m");
@@ -86,6 +87,9 @@ TEST(QuantMix, SmallRowsFallBackAsLlamaQuantizeDoes) {
   EXPECT_EQ(t["blk.1.ffn_down.weight"], "Q8_0");
   EXPECT_EQ(t["blk.0.attn_norm.weight"], "F32");
   t = types_of(s, "q2_k");
+  EXPECT_EQ(t["blk.0.attn_q.weight"], "Q4_0");
+  EXPECT_EQ(t["blk.0.attn_output.weight"], "Q4_0");  // Q3_K in the Q2_K mix, then its fallback
+  t = types_of(s, "iq4_xs");
   EXPECT_EQ(t["blk.0.attn_q.weight"], "IQ4_NL");
 }
 

@@ -120,8 +120,10 @@ uint32_t QuantMix::type_for(const std::string& name, int64_t ne0) const {
   if (ne0 % dtype::block_elems(t) == 0) return t;
   // llama-quantize's fallback for rows that are not whole super-blocks.
   switch (t) {
-    case SY_DTYPE_Q2_K:
+    case SY_DTYPE_Q2_K:  // llama.cpp since #19770; IQ4_NL before
     case SY_DTYPE_Q3_K:
+      t = SY_DTYPE_Q4_0;
+      break;
     case SY_DTYPE_IQ4_XS:
       t = SY_DTYPE_IQ4_NL;
       break;
