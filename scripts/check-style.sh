@@ -48,7 +48,9 @@ case "$mode" in
     [ -f build/compile_commands.json ] || { echo "check-style tidy: no build/compile_commands.json (run scripts/build.sh)" >&2; exit 2; }
     tidy=$(pick clang-tidy)
     diff_tool=$(command -v "clang-tidy-diff-${tidy#clang-tidy-}.py" || command -v clang-tidy-diff)
-    out=$(git diff -U0 -M --no-color "$BASE" -- '*.cpp' '*.cc' '*.c' ':!tests/abi_fixtures/**' ':!core/text/unicode_table.cpp' |
+    # tests/fixtures/llamacpp/tool/ builds against llama.cpp (regen.sh), not in this tree's build.
+    out=$(git diff -U0 -M --no-color "$BASE" -- '*.cpp' '*.cc' '*.c' ':!tests/abi_fixtures/**' ':!core/text/unicode_table.cpp' \
+            ':!tests/fixtures/llamacpp/tool/**' |
           "$diff_tool" -p1 -path build -clang-tidy-binary "$tidy" -j "$(nproc)" -quiet \
             -checks='-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-narrowing-conversions,-bugprone-implicit-widening-of-multiplication-result' \
             -extra-arg=-Wno-unknown-warning-option 2>&1 || true)

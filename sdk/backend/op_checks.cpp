@@ -411,7 +411,7 @@ KvStoreOp kv_store(const Backend& be, const sy_kv_store_args* args) {
 
 // Whether the args struct covers a member (one added in a later minor than the struct's first).
 #define SY_ARGS_COVER(args, type, field) \
-  ((args)->struct_size >= offsetof(type, field) + sizeof((args)->field))
+  ((args)->struct_size >= offsetof(type, field) + sizeof(decltype((args)->field)))
 
 // A 1.5 member's value reaches a plugin that speaks 1.5 only (PluginDesc::hybrid2_ops).
 void require_1_5(const Checker& c, const Backend& be, const char* what) {
