@@ -14,6 +14,6 @@ switchyard_add_test(test_reference_models SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/te
 add_dependencies(test_reference_models switchyard_backend_cpu_ref switchyard_backend_cpu_onednn)
 # The 2026 families: the writer's files against llama.cpp's logits (tests/fixtures/llamacpp),
 # read back, counted, and refused by name when edited.
-switchyard_add_test(test_hybrid_families SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hybrid_families.cpp
+switchyard_add_test(test_model_families SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_model_families.cpp
   LIBS switchyard_engine switchyard_modelgen)
-add_dependencies(test_hybrid_families switchyard_backend_cpu_ref switchyard_backend_cpu_onednn)
+add_dependencies(test_model_families switchyard_backend_cpu_ref switchyard_backend_cpu_onednn)

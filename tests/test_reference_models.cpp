@@ -83,7 +83,9 @@ INSTANTIATE_TEST_SUITE_P(
                                      "llamacpp-falcon-h1-dense.gguf", "llamacpp-lfm2-dense.gguf",
                                      "llamacpp-qwen35-dense.gguf", "llamacpp-qwen35moe-moe.gguf",
                                      "llamacpp-qwen3next-moe.gguf", "llamacpp-qwen3-dense.gguf",
-                                     "llamacpp-qwen3moe-moe.gguf"),
+                                     "llamacpp-qwen3moe-moe.gguf", "llamacpp-qwen2-dense.gguf",
+                                     "llamacpp-mistral3-dense.gguf", "llamacpp-granite-dense.gguf",
+                                     "llamacpp-phi3-dense.gguf"),
                      testing::Values("cpu_ref", "cpu_onednn")),
     [](const auto& info) {
       std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);

@@ -1,6 +1,7 @@
 #include "model/decoder_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -106,7 +107,8 @@ OpNeeds DecoderModel::op_needs() const {
   n.attention_window = d_.window > 0;
   n.rope_ext = rope_ext && d_.rope.enabled && (!d_.rope.plain() || w_.rope_freqs != nullptr);
   n.bias_scale = w_.any_epilogue() || d_.embedding_scale != 0.0f || d_.residual_scale != 0.0f ||
-                 d_.logit_scale != 0.0f;
+                 d_.logit_scale != 0.0f || w_.output_bias;
+  n.mul |= d_.attn_temp_scale != 0.0f;
   return n;
 }
 
@@ -161,6 +163,7 @@ void DecoderModel::ensure_buffers(uint32_t n_tokens, uint32_t n_out) {
   off_mix_ = carve(E * T);
   off_sel_ = carve(E * cap_out_);
   off_logits_ = carve(uint64_t(d_.n_vocab) * cap_out_);
+  off_temp_ = carve(T);
   act_ = backend_.alloc(size);
   scratch_.reserve(backend_, arch_.scratch_per_token(d_) * T + 1024);
 }
@@ -221,13 +224,25 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
               make_tensor(*act_, SY_DTYPE_F32, {E, T}, off_mix_)};
   const sy_tensor sel = make_tensor(*act_, SY_DTYPE_F32, {E, n_out}, off_sel_);
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {d_.n_vocab, n_out}, off_logits_);
+  if (d_.attn_temp_scale != 0.0f) {  // llm_graph_input_attn_temp, one value per token
+    std::vector<float> temp(T);
+    for (uint32_t t = 0; t < T; ++t)
+      temp[t] = static_cast<float>(
+          std::log(std::floor((static_cast<float>(bt.pos[t]) + d_.attn_temp_offset) /
+                              static_cast<float>(d_.attn_temp_floor)) +
+                   1.0) *
+              d_.attn_temp_scale +
+          1.0);
+    act_->write(off_temp_, temp.data(), T * sizeof(float));
+    p.q_temp = make_tensor(*act_, SY_DTYPE_F32, {1, T}, off_temp_);
+  }
 
   backend_.get_rows(w_.tok_embd, bt.ids.data(), T, &p.x);
   if (d_.embedding_scale != 0.0f) scale(backend_, p.x, d_.embedding_scale, p.x);
   scratch_.reset();
   for (uint32_t l = 0; l < d_.n_layer - d_.n_nextn; ++l) arch_.layer(p, w_.layers[l], l);
   std::vector<float> out = output_logits(backend_, bt, p.x, *w_.out_norm, d_.rms_eps, w_.output,
-                                         sel, logits, *act_, d_.logit_scale);
+                                         w_.output_bias, sel, logits, *act_, d_.logit_scale);
   if (moe_) moe_->flush_counts();
   return out;
 }

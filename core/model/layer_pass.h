@@ -54,6 +54,7 @@ struct LayerPass {
   const std::vector<TokenGroup>& groups;
   Scratch& scratch;
   sy_tensor x, xn, mix;  // the residual stream, its normed copy, a mixer's output: {E, T}
+  sy_tensor q_temp{};    // {1, T}: each token's attention temperature (attn_temp_scale), or none
   int64_t n_tokens() const { return x.ne[1]; }
 };
 

@@ -68,6 +68,10 @@ struct ModelDesc {
   float attn_scale = 0.0f;  // the softmax scale of q.k
   RopeParams rope;
   uint32_t window = 0;  // sliding window of every attention layer (0: none)
+  // Llama 4's attention temperature tuning (Mistral 3): q of the token at pos times
+  // log(floor((pos + attn_temp_offset) / attn_temp_floor) + 1) * attn_temp_scale + 1; 0: off.
+  float attn_temp_scale = 0.0f, attn_temp_offset = 0.0f;
+  uint32_t attn_temp_floor = 0;
 
   // FFN: dense width and activation.
   uint32_t n_ff = 0;

@@ -33,6 +33,7 @@ struct ModelWeights {
   const sy_tensor* tok_embd = nullptr;
   const sy_tensor* out_norm = nullptr;
   sy_tensor output{};                     // the head: its own matrix, or tok_embd when tied
+  const sy_tensor* output_bias = nullptr;  // F32 {n_vocab} (Qwen2), or null
   const sy_tensor* rope_freqs = nullptr;  // F32 {n_rot / 2}, or null
   std::vector<LayerWeights> layers;
   // Taken as llama.cpp's loader takes them, but not applied, as its graph does not apply them.

@@ -45,6 +45,7 @@ enum class Key : uint16_t {
   causal,
   sliding_window,
   attention_scale,
+  attention_temperature_scale,
   rope_dimension_count,
   rope_dimension_sections,
   rope_freq_base,
@@ -54,6 +55,9 @@ enum class Key : uint16_t {
   rope_scaling_attn_factor,
   rope_scaling_original_context_length,
   rope_scaling_finetuned,
+  rope_scaling_yarn_log_multiplier,
+  rope_scaling_yarn_beta_fast,
+  rope_scaling_yarn_beta_slow,
   ssm_conv_kernel,
   ssm_inner_size,
   ssm_state_size,
@@ -76,6 +80,8 @@ enum class Tensor : uint16_t {
   output_norm,
   output,
   rope_freqs,
+  rope_factors_long,   // Phi-3's LongRoPE factors: long contexts
+  rope_factors_short,  // and short ones
   cls_out,  // a reranker's classification head
   // per layer: norms
   attn_norm,

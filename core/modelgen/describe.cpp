@@ -194,6 +194,45 @@ ModelDesc describe(const ModelShape& s) {
     layers(Mixer::attention, Mixer::gdn, FfnKind::moe, FfnKind::dense);
     return d;
   }
+  if (one_of(s.arch, {"qwen2", "qwen2moe", "phi3"})) {
+    attention_sizes(s, d, true, true);
+    if (d.q_width() != s.n_embd) bad(s.arch + " needs n_head * head_dim = n_embd");
+    if (s.arch == "phi3") {
+      if (s.n_expert) bad("phi3 has no experts");
+    } else if (s.arch == "qwen2moe") {
+      moe_sizes(s, d);
+      if (!s.n_expert) bad("qwen2moe needs n_expert");
+      if (s.tied_output) bad("qwen2moe needs its own output matrix");
+      d.n_ff_shexp = s.n_ff_shexp ? s.n_ff_shexp : s.n_ff;
+      d.moe_normalize = false;
+    }
+    layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::dense);
+    return d;
+  }
+  if (one_of(s.arch, {"mistral3", "granite", "granitemoe"})) {
+    attention_sizes(s, d, s.rope, false);
+    moe_sizes(s, d);
+    if (s.n_ff_exp && s.n_ff_exp != s.n_ff) bad(s.arch + "'s experts are n_ff wide");
+    d.n_ff_exp = s.n_expert ? s.n_ff : 0;
+    if (s.arch == "granitemoe" && !s.n_expert) bad("granitemoe needs n_expert");
+    if (s.arch == "mistral3") {
+      if (!s.rope) bad("mistral3 always rotates");
+      if (s.n_ff_shexp) bad("mistral3 has no shared expert");
+      d.attn_temp_scale = s.attn_temp_scale;
+      if (s.attn_temp_scale != 0.0f) {
+        if (!s.attn_temp_floor) bad("attn_temp_scale needs attn_temp_floor");
+        d.attn_temp_floor = s.attn_temp_floor;
+        d.rope.n_ctx_orig = s.attn_temp_floor;  // both are rope.scaling.original_context_length
+      }
+    } else {
+      if (!s.logit_scale) bad("granite needs logit_scale");
+      d.embedding_scale = s.embedding_scale;
+      d.residual_scale = s.residual_scale;
+      d.logit_scale = s.logit_scale;
+    }
+    layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::dense);
+    return d;
+  }
   // qwen3, qwen3moe
   attention_sizes(s, d, true, true);
   if (s.arch == "qwen3moe") {
@@ -242,7 +281,8 @@ bool is_generated_arch(const std::string& arch) {
 
 std::string generated_archs() {
   return "llama, mamba, jamba, mamba2, granitehybrid, nemotron_h, nemotron_h_moe, falcon-h1, "
-         "lfm2, lfm2moe, qwen35, qwen35moe, qwen3next, qwen3, qwen3moe";
+         "lfm2, lfm2moe, qwen35, qwen35moe, qwen3next, qwen3, qwen3moe, qwen2, qwen2moe, mistral3, "
+         "granite, granitemoe, phi3";
 }
 
 }  // namespace sy::model

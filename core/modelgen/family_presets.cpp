@@ -103,6 +103,26 @@ bool tiny_preset(const std::string& name, ModelShape& s) {
     s = tiny(name == "qwen3-tiny" ? "qwen3" : "qwen3moe", 2);
     s.head_dim = 32, s.n_ff = 128;
     if (name == "qwen3moe-tiny") experts(s, 4, 2, 64, 0);
+  } else if (name == "qwen2-tiny" || name == "qwen2moe-tiny") {
+    s = tiny(name == "qwen2-tiny" ? "qwen2" : "qwen2moe", 2);
+    s.n_ff = 128;
+    if (name == "qwen2moe-tiny") experts(s, 4, 2, 64, 96);
+  } else if (name == "mistral3-tiny" || name == "mistral3moe-tiny") {
+    // Head size 32 (q width 128 != n_embd); temperature tuning floored every 8 positions, so
+    // the tests' prompts cross floors.
+    s = tiny("mistral3", 2);
+    s.head_dim = 32, s.n_ff = 128;
+    s.attn_temp_scale = 0.1f, s.attn_temp_floor = 8;
+    if (name == "mistral3moe-tiny") experts(s, 4, 2, 0, 0);
+  } else if (name == "granite-tiny" || name == "granitemoe-tiny") {
+    s = tiny(name == "granite-tiny" ? "granite" : "granitemoe", 2);
+    s.n_ff = 128;
+    s.embedding_scale = 2.0f, s.residual_scale = 0.5f, s.logit_scale = 4.0f;
+    s.attention_scale = 0.125f;
+    if (name == "granitemoe-tiny") experts(s, 4, 2, 0, 32);
+  } else if (name == "phi3-tiny") {
+    s = tiny("phi3", 2);
+    s.n_rot = 8, s.n_ff = 128;  // partial rotary (Phi-4-mini rotates 3/4 of each head)
   } else {
     return false;
   }
@@ -215,6 +235,13 @@ std::vector<std::string> family_preset_names() {
           "qwen3next-tiny",
           "qwen3-tiny",
           "qwen3moe-tiny",
+          "qwen2-tiny",
+          "qwen2moe-tiny",
+          "mistral3-tiny",
+          "mistral3moe-tiny",
+          "granite-tiny",
+          "granitemoe-tiny",
+          "phi3-tiny",
           "qwen3-20m",
           "qwen35moe-20m",
           "nemotron-h-20m",

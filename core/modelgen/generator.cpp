@@ -137,8 +137,11 @@ void write_random_model(const ModelShape& s, const std::string& dtype, uint64_t 
   w.set(names::key(names::Key::general_architecture, ""), Value::of_str(d.arch));
   // Earlier writers named llama files without the architecture; kept so files stay identical.
   const std::string size = std::to_string(counted(d).first / 1000000) + "M";
+  // llama.cpp's vocab loader sets Phi-3's special-token attributes when general.name contains
+  // "phi3", and needs Phi-3's own tokens for that; the byte vocabulary has none of them.
+  const std::string tag = d.arch == "phi3" ? "phi" : d.arch;
   w.set(names::key(names::Key::general_name, ""),
-        Value::of_str("switchyard-random-" + (d.arch == "llama" ? size : d.arch + "-" + size)));
+        Value::of_str("switchyard-random-" + (d.arch == "llama" ? size : tag + "-" + size)));
   if (detail::is_source_type(ft)) detail::set_file_type(w, ft);
   KeyWriter keys(w, d.arch);
   write_common_keys(keys, d);

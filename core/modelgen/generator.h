@@ -44,6 +44,10 @@ struct ModelShape {
   uint32_t window = 0;
   bool rope = true;  // granitehybrid: false writes rope.scaling.finetuned = false (NoPE)
   float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f, attention_scale = 0.0f;
+  // Mistral 3's attention temperature tuning of q (0: off), floored every attn_temp_floor
+  // positions (rope.scaling.original_context_length).
+  float attn_temp_scale = 0.0f;
+  uint32_t attn_temp_floor = 0;
   // Recurrent layers. Mamba-2: ssm_d_inner channels (2 * n_embd), ssm_dt_rank heads,
   // ssm_n_group groups of B and C, ssm_d_state. Gated delta net: ssm_dt_rank value heads,
   // ssm_n_group key heads, ssm_d_state the head size (ssm_d_inner = value heads * head size).

@@ -46,6 +46,8 @@ model::ModelShape load_shape(const std::filesystem::path& path, const std::strin
   top.read_float("residual_scale", s.residual_scale, 0.0, 1e6);
   top.read_float("logit_scale", s.logit_scale, 0.0, 1e6);
   top.read_float("attention_scale", s.attention_scale, 0.0, 1e6);
+  top.read_float("attn_temp_scale", s.attn_temp_scale, 0.0, 1e6);
+  top.read_int("attn_temp_floor", s.attn_temp_floor, 0, 1 << 24);
   top.read_int("ssm_d_inner", s.ssm_d_inner, 0, 1 << 20);
   top.read_int("ssm_n_group", s.ssm_n_group, 1, 1024);
   top.read_int("n_ff_exp", s.n_ff_exp, 0, 1 << 20);

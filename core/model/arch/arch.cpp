@@ -14,7 +14,9 @@ const Arch* const* archs(size_t& n) {
       &llama_arch(),         &mamba_arch(),      &jamba_arch(),          &mamba2_arch(),
       &granitehybrid_arch(), &nemotron_h_arch(), &nemotron_h_moe_arch(), &falcon_h1_arch(),
       &lfm2_arch(),          &lfm2moe_arch(),    &qwen35_arch(),         &qwen35moe_arch(),
-      &qwen3next_arch(),     &qwen3_arch(),      &qwen3moe_arch()};
+      &qwen3next_arch(),     &qwen3_arch(),      &qwen3moe_arch(),       &qwen2_arch(),
+      &qwen2moe_arch(),      &mistral3_arch(),   &granite_arch(),        &granitemoe_arch(),
+      &phi3_arch()};
   n = std::size(kArchs);
   return kArchs;
 }

@@ -20,5 +20,11 @@ const Arch& qwen35moe_arch();
 const Arch& qwen3next_arch();
 const Arch& qwen3_arch();
 const Arch& qwen3moe_arch();
+const Arch& qwen2_arch();
+const Arch& qwen2moe_arch();
+const Arch& mistral3_arch();
+const Arch& granite_arch();
+const Arch& granitemoe_arch();
+const Arch& phi3_arch();
 
 }  // namespace sy::model

@@ -125,6 +125,17 @@ RopeParams read_rope(const KeyReader& k, const ModelDesc& d, uint32_t n_rot, boo
   return r;
 }
 
+void read_yarn_keys(const KeyReader& k, RopeParams& r) {
+  r.beta_fast = k.f32(Key::rope_scaling_yarn_beta_fast, r.beta_fast);
+  r.beta_slow = k.f32(Key::rope_scaling_yarn_beta_slow, r.beta_slow);
+  const float log_mul = k.f32(Key::rope_scaling_yarn_log_multiplier, 0.0f);
+  if (r.ext_factor == 0.0f || log_mul == 0.0f) return;
+  const float f = 1.0f / r.freq_scale;
+  auto mscale = [f](float m) { return f <= 1.0f ? 1.0f : 0.1f * m * std::log(f) + 1.0f; };
+  r.attn_factor = mscale(1.0f) / mscale(log_mul) * (1.0f / (1.0f + 0.1f * std::log(f))) *
+                  k.f32(Key::rope_scaling_attn_factor, 1.0f);
+}
+
 HeadCounts read_head_counts(const KeyReader& k, ModelDesc& d) {
   HeadCounts h;
   h.heads = k.per_layer(Key::head_count, std::vector<uint32_t>(d.n_layer, 0));

@@ -80,6 +80,9 @@ void write_common_keys(KeyWriter& k, const ModelDesc& d);
 // scaling type picks linear or YaRN interpolation; YaRN's magnitude correction cancels the one
 // ggml applies, then rope.scaling.attn_factor multiplies. n_rot from the caller.
 RopeParams read_rope(const KeyReader& k, const ModelDesc& d, uint32_t n_rot, bool neox);
+// The YaRN keys only some families read (mistral3): beta_fast / beta_slow, and the log
+// multiplier, which changes YaRN's attention factor as llama_context computes it.
+void read_yarn_keys(const KeyReader& k, RopeParams& r);
 
 // head_count (scalar or per layer) and head_count_kv over the layers `attn` marks, into d:
 // n_head, n_head_kv, and the per-layer arrays (for families whose pattern they encode).

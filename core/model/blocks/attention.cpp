@@ -81,6 +81,7 @@ void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, con
     apply_rope(b, d.rope, p.w.rope_freqs, q3, p.bt.pos.data());
     apply_rope(b, d.rope, p.w.rope_freqs, k3, p.bt.pos.data());
   }
+  if (p.q_temp.struct_size) b.mul(&q, &p.q_temp, &q);  // after RoPE, as llama.cpp scales Qcur
   paged_attention(b, p.bt, p.cache, w.cache_layer, q3, k, v, a3, static_cast<uint32_t>(HK),
                   d.attn_scale, d.window);
   if (w.gate.present()) {  // att * sigmoid(gate), before the output projection

@@ -103,8 +103,8 @@ void norm(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor* 
 
 std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy_tensor& x,
                                  const sy_tensor& out_norm, float rms_eps, const sy_tensor& output,
-                                 const sy_tensor& sel, const sy_tensor& logits, Buffer& logits_buf,
-                                 float logit_scale) {
+                                 const sy_tensor* output_bias, const sy_tensor& sel,
+                                 const sy_tensor& logits, Buffer& logits_buf, float logit_scale) {
   const uint32_t n_out = bt.n_out();
   std::vector<float> out(static_cast<size_t>(n_out) * logits.ne[0]);
   if (n_out > 0) {
@@ -112,7 +112,15 @@ std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy
     backend.get_rows(&x, bt.out_rows.data(), n_out, &sel);
     backend.rms_norm(&sel, &out_norm, rms_eps, &sel);
     backend.matmul(&sel, &output, &logits);
-    if (logit_scale != 0.0f) scale(backend, logits, 1.0f / logit_scale, logits);
+    if (output_bias || logit_scale != 0.0f) {
+      sy_bias_scale_args a{};
+      a.struct_size = sizeof a;
+      a.order = SY_BIAS_THEN_SCALE;
+      a.x = a.y = &logits;
+      a.bias = output_bias;
+      a.scale = logit_scale != 0.0f ? 1.0f / logit_scale : 1.0f;
+      backend.bias_scale(&a);
+    }
   }
   backend.synchronize();
   if (n_out > 0) logits_buf.read(logits.offset, out.data(), out.size() * sizeof(float));

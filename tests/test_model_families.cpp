@@ -1,5 +1,6 @@
-// The 2026 families (Qwen3.5/3.6, Qwen3-Next, Nemotron-H, Granite 4.0-H, Mamba-2, Falcon-H1, LFM2,
-// Qwen3): files the writer makes for each family's tiny preset, F32 and quantized, against
+// The families beyond llama, mamba and jamba (the hybrids Qwen3.5/3.6, Qwen3-Next, Nemotron-H,
+// Granite 4.0-H, Mamba-2, Falcon-H1, LFM2; the dense Qwen3, Qwen2, Mistral 3, Granite 3, Phi-3 and
+// their MoE variants): files the writer makes for each family's tiny preset, F32 and quantized, against
 // llama.cpp's own logits for the same file (tests/fixtures/llamacpp, made with llama.cpp
 // 0253fb21f: F32 KV cache, flash attention off, one batch), on every CPU backend; the writer's
 // keys read back as the shape's description and its tensors counted as the table counts them;
@@ -74,7 +75,9 @@ std::vector<double> logits(const std::string& preset, const std::string& dtype) 
 const std::vector<std::string> kPresets = {
     "mamba2-tiny",    "granitehybrid-tiny", "nemotron-h-tiny", "nemotron-h-dense-tiny",
     "falcon-h1-tiny", "lfm2-tiny",          "lfm2moe-tiny",    "qwen35-tiny",
-    "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny"};
+    "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny",
+    "qwen2-tiny",     "qwen2moe-tiny",      "mistral3-tiny",   "mistral3moe-tiny",
+    "granite-tiny",   "granitemoe-tiny",    "phi3-tiny"};
 
 std::string test_name(const std::string& s) {
   std::string name = s;
@@ -249,6 +252,35 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
        [](auto& w) { w.set("qwen3moe.attention.value_length", Value::of_u32(16)); },
        "edited.gguf: qwen3moe.attention.value_length (16) differs from key_length (32): not "
        "supported"},
+      {"qwen2-tiny",
+       [](auto& w) {
+         w.set("qwen2.attention.key_length", Value::of_u32(32));
+         w.set("qwen2.attention.value_length", Value::of_u32(32));
+       },
+       "edited.gguf: qwen2.attention.key_length (32) times qwen2.attention.head_count must be "
+       "qwen2.embedding_length"},
+      {"qwen2moe-tiny",
+       [](auto& w) { w.set("qwen2moe.expert_group_count", Value::of_u32(4)); },
+       "edited.gguf: qwen2moe.expert_group_count = 4: grouped expert selection is not "
+       "implemented"},
+      {"mistral3-tiny",
+       [](auto& w) { w.set("mistral3.rope.scaling.type", Value::of_str("longrope")); },
+       "edited.gguf: mistral3.rope.scaling.type 'longrope' is not implemented"},
+      {"mistral3moe-tiny",
+       [](auto& w) { w.set("mistral3.rope.scaling.original_context_length", Value::of_u32(0)); },
+       "edited.gguf: mistral3.rope.scaling.original_context_length must be positive for "
+       "attention temperature scaling"},
+      {"granite-tiny", [](auto& w) { w.set("granite.attention.causal", Value::of_bool(false)); },
+       "edited.gguf: granite.attention.causal = false: non-causal attention is not implemented"},
+      {"granitemoe-tiny",
+       [](auto& w) { w.set("granitemoe.rope.dimension_count", Value::of_u32(8)); },
+       "edited.gguf: granitemoe.rope.dimension_count (8) must be the head size (16)"},
+      {"phi3-tiny",
+       [](auto& w) {
+         w.set("phi3.expert_count", Value::of_u32(4));
+         w.set("phi3.expert_used_count", Value::of_u32(2));
+       },
+       "edited.gguf: phi3.expert_count = 4: phi3 has no experts (Phi-3.5-MoE is phimoe)"},
   };
   for (const Refusal& c : cases) {
     SCOPED_TRACE(c.preset);
