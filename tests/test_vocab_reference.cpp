@@ -1,5 +1,6 @@
-// llama.cpp's seven reference vocabularies (../shared/ggml-reference/vocab): every test string
-// tokenizes to exactly the ids the original tokenizer gives (no BOS, no special parsing); and on
+// The reference vocabularies (../shared/ggml-reference/vocab: llama.cpp's seven, Llama 3's and
+// Qwen 2/3's): every test string tokenizes to exactly the ids the original tokenizer gives (no
+// BOS, no special parsing); Qwen 3.5's pre-tokenizer against llama.cpp's; and on
 // phi-3's real vocabulary, control tokens are parsed only where asked (a rendered chat
 // template's markup, never a message) and the end-of-generation set is eos plus <|end|>.
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 
 #include "gguf/gguf.h"
+#include "gguf_copy.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 #include "vocab_reference.h"
@@ -52,6 +54,32 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, ReferenceVocab, testing::ValuesIn(test::r
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
+
+// Qwen 3.5's pre-tokenizer (tokenizer.ggml.pre "qwen35": Qwen 2's regex with combining marks kept
+// in words) on Qwen 2's vocabulary, against llama.cpp's llama-tokenize (0253fb21f) on the same
+// file. The strings are NFC-stable (marks after a space, an apostrophe or a newline; Devanagari),
+// so Hugging Face's NFC normaliser would leave them as they are.
+TEST(ReferenceVocabSpecials, Qwen35PreTokenizerAsLlamaCpp) {
+  if (!have_reference()) GTEST_SKIP() << "no reference data";
+  const auto src = gguf::File::open((test::vocab_reference_dir() / "ggml-vocab-qwen2.gguf").string());
+  gguf::Writer w = test::copy_gguf(*src);
+  w.set("tokenizer.ggml.pre", gguf::Value::of_str("qwen35"));
+  const auto bytes = w.to_bytes();
+  const auto f = gguf::File::parse(bytes.data(), bytes.size(), "qwen35.gguf");
+  const auto tok = Tokenizer::from_gguf(*f);
+  const std::string mark = "\xcc\x81";  // U+0301 COMBINING ACUTE ACCENT
+  const std::vector<std::pair<std::string, Ids>> cases = {
+      {" " + mark + "abc", {220, 53839, 13683}},
+      {"Hello world", {9707, 1879}},
+      {"\xe0\xa4\x95\xe0\xa4\xbf\xe0\xa4\xa4\xe0\xa4\xbe\xe0\xa4\xac", {64704, 42311, 97, 31411, 105}},
+      {"'s " + mark + "'ll", {594, 220, 53839, 3278}},
+      {"x\n" + mark + "y", {87, 198, 53839, 88}},
+      {mark + mark + " " + mark, {53839, 53839, 220, 53839}},
+  };
+  for (const auto& [text, want] : cases) EXPECT_EQ(tok->encode(text, false), want) << text;
+  // Where the two regexes split differently: Qwen 2 keeps "'ll" apart from the mark before it.
+  EXPECT_EQ(load("qwen2")->encode("'s " + mark + "'ll", false), (Ids{594, 220, 53839, 6, 654}));
+}
 
 constexpr int32_t kPhi3User = 32010, kPhi3End = 32007, kPhi3EndOfText = 32000;
 
