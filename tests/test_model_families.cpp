@@ -1,7 +1,7 @@
 // The families beyond llama, mamba and jamba (the hybrids Qwen3.5/3.6, Qwen3-Next, Nemotron-H,
 // Granite 4.0-H, Mamba-2, Falcon-H1, LFM2; the dense Qwen3, Qwen2, Mistral 3, Granite 3, Phi-3 and
-// their MoE variants): files the writer makes for each family's tiny preset, F32 and quantized, against
-// llama.cpp's own logits for the same file (tests/fixtures/llamacpp, made with llama.cpp
+// their MoE variants): files the writer makes for each family's tiny preset, F32 and quantized,
+// against llama.cpp's own logits for the same file (tests/fixtures/llamacpp, made with llama.cpp
 // 0253fb21f: F32 KV cache, flash attention off, one batch), on every CPU backend; the writer's
 // keys read back as the shape's description and its tensors counted as the table counts them;
 // and a file of each family with a tensor or key this engine does not implement refused by name.
@@ -259,8 +259,7 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
        },
        "edited.gguf: qwen2.attention.key_length (32) times qwen2.attention.head_count must be "
        "qwen2.embedding_length"},
-      {"qwen2moe-tiny",
-       [](auto& w) { w.set("qwen2moe.expert_group_count", Value::of_u32(4)); },
+      {"qwen2moe-tiny", [](auto& w) { w.set("qwen2moe.expert_group_count", Value::of_u32(4)); },
        "edited.gguf: qwen2moe.expert_group_count = 4: grouped expert selection is not "
        "implemented"},
       {"mistral3-tiny",

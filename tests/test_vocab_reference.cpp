@@ -61,7 +61,8 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, ReferenceVocab, testing::ValuesIn(test::r
 // so Hugging Face's NFC normaliser would leave them as they are.
 TEST(ReferenceVocabSpecials, Qwen35PreTokenizerAsLlamaCpp) {
   if (!have_reference()) GTEST_SKIP() << "no reference data";
-  const auto src = gguf::File::open((test::vocab_reference_dir() / "ggml-vocab-qwen2.gguf").string());
+  const auto src =
+      gguf::File::open((test::vocab_reference_dir() / "ggml-vocab-qwen2.gguf").string());
   gguf::Writer w = test::copy_gguf(*src);
   w.set("tokenizer.ggml.pre", gguf::Value::of_str("qwen35"));
   const auto bytes = w.to_bytes();
@@ -71,7 +72,8 @@ TEST(ReferenceVocabSpecials, Qwen35PreTokenizerAsLlamaCpp) {
   const std::vector<std::pair<std::string, Ids>> cases = {
       {" " + mark + "abc", {220, 53839, 13683}},
       {"Hello world", {9707, 1879}},
-      {"\xe0\xa4\x95\xe0\xa4\xbf\xe0\xa4\xa4\xe0\xa4\xbe\xe0\xa4\xac", {64704, 42311, 97, 31411, 105}},
+      {"\xe0\xa4\x95\xe0\xa4\xbf\xe0\xa4\xa4\xe0\xa4\xbe\xe0\xa4\xac",
+       {64704, 42311, 97, 31411, 105}},
       {"'s " + mark + "'ll", {594, 220, 53839, 3278}},
       {"x\n" + mark + "y", {87, 198, 53839, 88}},
       {mark + mark + " " + mark, {53839, 53839, 220, 53839}},

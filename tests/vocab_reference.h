@@ -17,9 +17,9 @@ inline std::filesystem::path vocab_reference_dir() {
 
 // The vocabularies the README lists: llama.cpp's seven, then Llama 3's and Qwen 2/3's.
 inline const std::vector<std::string>& reference_vocabs() {
-  static const std::vector<std::string> v = {"llama-spm", "phi-3",  "gpt-2",     "mpt",
-                                             "deepseek-llm", "starcoder", "falcon",
-                                             "llama-bpe", "qwen2"};
+  static const std::vector<std::string> v = {"llama-spm", "phi-3",        "gpt-2",
+                                             "mpt",       "deepseek-llm", "starcoder",
+                                             "falcon",    "llama-bpe",    "qwen2"};
   return v;
 }
 

@@ -82,7 +82,7 @@ enum class Tensor : uint16_t {
   rope_freqs,
   rope_factors_long,   // Phi-3's LongRoPE factors: long contexts
   rope_factors_short,  // and short ones
-  cls_out,  // a reranker's classification head
+  cls_out,             // a reranker's classification head
   // per layer: norms
   attn_norm,
   attn_q_norm,

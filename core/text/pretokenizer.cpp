@@ -29,9 +29,10 @@ const std::string kQwen2 = std::string(kContractions) +
                            R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*)"
                            R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
 // Qwen 3.5's: Qwen 2's with combining marks kept in words (\p{M} beside \p{L}).
-const std::string kQwen35 = std::string(kContractions) +
-                            R"(|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*)"
-                            R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const std::string kQwen35 =
+    std::string(kContractions) +
+    R"(|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*)"
+    R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
 // Upper/lower-case word shapes by lookahead, as llama.cpp writes GPT-4o's and Tekken's
 // \p{Lu}\p{Lt}.. classes (any letter but a-z, any letter but A-Z).
 constexpr const char* kUpper = R"(((?=[\p{L}])([^a-z])))";

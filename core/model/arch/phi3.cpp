@@ -57,8 +57,8 @@ class Phi3 final : public Arch {
       L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
       attention_tensors(t, d, il, attn, L.attn);
       L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
-      L.ffn.down = t.linear(names::tensor(Tensor::ffn_down, il, ""), F, E, down,
-                            {Init::residual, 0.0f});
+      L.ffn.down =
+          t.linear(names::tensor(Tensor::ffn_down, il, ""), F, E, down, {Init::residual, 0.0f});
       const Linear up = t.linear(names::tensor(Tensor::ffn_up, il, ""), E, 2 * F, fused);
       L.ffn.gate = L.ffn.up = up;
       L.ffn.gate.w = t.packed(rows_of(up.w, 0, F));  // swiglu: silu(first half) * second half
