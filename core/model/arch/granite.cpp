@@ -24,10 +24,7 @@ class Granite final : public Arch {
     d.embedding_scale = k.f32(Key::embedding_scale, 0.0f);
     set_heads(k, d, read_head_counts(k, d), all);
     read_head_dim(k, d, true);
-    const uint32_t n_rot = k.u32(Key::rope_dimension_count, d.head_dim);
-    if (n_rot != d.head_dim)
-      throw k.fail(k.name(Key::rope_dimension_count) + " (" + std::to_string(n_rot) +
-                   ") must be the head size (" + std::to_string(d.head_dim) + ")");
+    const uint32_t n_rot = read_full_rotation(k, d);
     // Granite uses rope.scaling.finetuned as its RoPE switch, true when absent.
     if (k.boolean(Key::rope_scaling_finetuned, true)) d.rope = read_rope(k, d, n_rot, false);
     d.n_ff = read_n_ff(k, d, all);

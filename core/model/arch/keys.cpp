@@ -125,6 +125,14 @@ RopeParams read_rope(const KeyReader& k, const ModelDesc& d, uint32_t n_rot, boo
   return r;
 }
 
+uint32_t read_full_rotation(const KeyReader& k, const ModelDesc& d) {
+  const uint32_t n_rot = k.u32(Key::rope_dimension_count, d.head_dim);
+  if (n_rot != d.head_dim)
+    throw k.fail(k.name(Key::rope_dimension_count) + " (" + std::to_string(n_rot) +
+                 ") must be the head size (" + std::to_string(d.head_dim) + ")");
+  return n_rot;
+}
+
 void read_yarn_keys(const KeyReader& k, RopeParams& r) {
   r.beta_fast = k.f32(Key::rope_scaling_yarn_beta_fast, r.beta_fast);
   r.beta_slow = k.f32(Key::rope_scaling_yarn_beta_slow, r.beta_slow);

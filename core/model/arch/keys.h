@@ -80,6 +80,9 @@ void write_common_keys(KeyWriter& k, const ModelDesc& d);
 // scaling type picks linear or YaRN interpolation; YaRN's magnitude correction cancels the one
 // ggml applies, then rope.scaling.attn_factor multiplies. n_rot from the caller.
 RopeParams read_rope(const KeyReader& k, const ModelDesc& d, uint32_t n_rot, bool neox);
+// rope.dimension_count (the head size when absent), which these graphs assert is the head size.
+uint32_t read_full_rotation(const KeyReader& k, const ModelDesc& d);
+
 // The YaRN keys only some families read (mistral3): beta_fast / beta_slow, and the log
 // multiplier, which changes YaRN's attention factor as llama_context computes it.
 void read_yarn_keys(const KeyReader& k, RopeParams& r);

@@ -22,10 +22,7 @@ class Mistral3 final : public Arch {
     const std::vector<bool> all(d.n_layer, true);
     set_heads(k, d, read_head_counts(k, d), all);
     read_head_dim(k, d, false);
-    const uint32_t n_rot = k.u32(Key::rope_dimension_count, d.head_dim);
-    if (n_rot != d.head_dim)
-      throw k.fail(k.name(Key::rope_dimension_count) + " (" + std::to_string(n_rot) +
-                   ") must be the head size (" + std::to_string(d.head_dim) + ")");
+    const uint32_t n_rot = read_full_rotation(k, d);
     d.rope = read_rope(k, d, n_rot, false);
     read_yarn_keys(k, d.rope);
     if (const float s = k.f32(Key::attention_temperature_scale, 0.0f); s != 0.0f) {

@@ -24,10 +24,7 @@ class Qwen2 final : public Arch {
     if (d.q_width() != d.n_embd)
       throw k.fail(k.name(Key::key_length) + " (" + std::to_string(d.head_dim) + ") times " +
                    k.name(Key::head_count) + " must be " + k.name(Key::embedding_length));
-    const uint32_t n_rot = k.u32(Key::rope_dimension_count, d.head_dim);
-    if (n_rot != d.head_dim)
-      throw k.fail(k.name(Key::rope_dimension_count) + " (" + std::to_string(n_rot) +
-                   ") must be the head size (" + std::to_string(d.head_dim) + ")");
+    const uint32_t n_rot = read_full_rotation(k, d);
     d.rope = read_rope(k, d, n_rot, true);
     d.n_ff = read_n_ff(k, d, all);
     if (moe_) {
