@@ -163,7 +163,12 @@ bool pair_preset(const std::string& name, ModelShape& s) {
 // Real models' proportions (their config.json / GGUF metadata).
 bool real_preset(const std::string& name, ModelShape& s) {
   s = ModelShape{};
-  if (name == "qwen3-8b-shape") {
+  if (name == "llama-3.2-1b-shape") {
+    // Llama 3.2 1B: 128k vocabulary, 16 layers, tied output.
+    s.arch = "llama";
+    s.n_vocab = 128256, s.n_ctx = 131072, s.n_embd = 2048, s.n_layer = 16, s.n_ff = 8192;
+    s.n_head = 32, s.n_head_kv = 8, s.rope_freq_base = 5e5f, s.tied_output = true;
+  } else if (name == "qwen3-8b-shape") {
     s.arch = "qwen3";
     s.n_vocab = 151936, s.n_ctx = 40960, s.n_embd = 4096, s.n_layer = 36, s.n_ff = 12288;
     s.n_head = 32, s.n_head_kv = 8, s.head_dim = 128, s.rope_freq_base = 1e6f, s.rms_eps = 1e-6f;
@@ -245,6 +250,7 @@ std::vector<std::string> family_preset_names() {
           "qwen3-20m",
           "qwen35moe-20m",
           "nemotron-h-20m",
+          "llama-3.2-1b-shape",
           "qwen3-8b-shape",
           "qwen3-30b-a3b-shape",
           "qwen35moe-35b-a3b-shape",
