@@ -83,6 +83,27 @@ TEST(ReferenceVocabSpecials, Qwen35PreTokenizerAsLlamaCpp) {
   EXPECT_EQ(load("qwen2")->encode("'s " + mark + "'ll", false), (Ids{594, 220, 53839, 6, 654}));
 }
 
+// tokenizer.ggml.add_eos_token: read from the file (false when absent, as llama.cpp's SPM and BPE
+// defaults are), and with special tokens added the EOS goes after the text, the BOS before it.
+TEST(ReferenceVocabSpecials, AddEosTokenAppendsEosWithTheSpecials) {
+  if (!have_reference()) GTEST_SKIP() << "no reference data";
+  const auto plain = load("llama-spm");
+  EXPECT_FALSE(plain->vocab().add_eos);
+  const auto src =
+      gguf::File::open((test::vocab_reference_dir() / "ggml-vocab-llama-spm.gguf").string());
+  gguf::Writer w = test::copy_gguf(*src);
+  w.set("tokenizer.ggml.add_eos_token", gguf::Value::of_bool(true));
+  const auto bytes = w.to_bytes();
+  const auto f = gguf::File::parse(bytes.data(), bytes.size(), "eos.gguf");
+  const auto tok = Tokenizer::from_gguf(*f);
+  ASSERT_TRUE(tok->vocab().add_eos);
+  Ids want = {tok->vocab().bos};
+  for (int32_t id : tok->encode("Hello world", false)) want.push_back(id);
+  want.push_back(tok->vocab().eos);
+  EXPECT_EQ(tokenize(*tok, "Hello world", {true, false, tok->vocab().add_eos}), want);
+  EXPECT_EQ(want.back(), 2);  // </s>
+}
+
 constexpr int32_t kPhi3User = 32010, kPhi3End = 32007, kPhi3EndOfText = 32000;
 
 TEST(ReferenceVocabSpecials, ControlTokensOnlyWhenAsked) {

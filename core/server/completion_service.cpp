@@ -217,7 +217,8 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
       }
     }
     spec.prompt = chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
-                       : tok->encode(*cr.prompt_text, tok->vocab().add_bos);
+                       : text::tokenize(*tok, *cr.prompt_text,
+                                        {tok->vocab().add_bos, false, tok->vocab().add_eos});
   }
   const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
   const uint32_t room = n_prompt < ctx ? ctx - n_prompt : 1;

@@ -60,7 +60,13 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos,
 
 std::vector<int32_t> tokenize(const Tokenizer& tokenizer, std::string_view text,
                               TokenizeOptions options) {
-  return tokenizer.encode(text, options.bos, options.parse_special);
+  std::vector<int32_t> ids = tokenizer.encode(text, options.bos, options.parse_special);
+  if (options.eos) {
+    if (tokenizer.vocab().eos < 0)
+      throw std::runtime_error("add_eos: the vocabulary has no EOS token");
+    ids.push_back(tokenizer.vocab().eos);
+  }
+  return ids;
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {

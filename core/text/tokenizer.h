@@ -35,6 +35,7 @@ struct Vocab {
   int32_t bos = -1, eos = -1, unk = -1, pad = -1;
   int32_t eot = -1, eom = -1;  // end of turn / of message (Llama 3's <|eot_id|>, <|eom_id|>)
   bool add_bos = true;
+  bool add_eos = false;  // tokenizer.ggml.add_eos_token: llama.cpp's add_special appends EOS
   bool add_space_prefix = true;  // llama: prepend a space ("▁") as SentencePiece does
 };
 
@@ -91,6 +92,7 @@ class Tokenizer {
 struct TokenizeOptions {
   bool bos = false;            // prepend the BOS token (an error when the vocabulary has none)
   bool parse_special = false;  // control tokens written in the text become their ids
+  bool eos = false;            // append the EOS token (an error when the vocabulary has none)
 };
 std::vector<int32_t> tokenize(const Tokenizer& tokenizer, std::string_view text,
                               TokenizeOptions options);

@@ -143,6 +143,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   v.eot = special("tokenizer.ggml.eot_token_id", -1);
   v.eom = special("tokenizer.ggml.eom_token_id", -1);
   v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(gpt2 ? pre->add_bos : true);
+  v.add_eos = f.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
   v.add_space_prefix = f.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
   return create(std::move(v));
 }
