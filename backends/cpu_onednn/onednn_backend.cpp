@@ -68,8 +68,17 @@ uint64_t OnednnBackend::packed_size(const Tensor& w) {
   return (uint64_t)(dtype::row_bytes(w.dtype, w.ne[0]) * w.ne[1]);
 }
 
+// Whole groups of kPackRows rows pack independently, so the groups are split over the pool: a
+// real file's load is mostly this (half the samples of loading Llama 3.2 1B's shape in Q4_K_M).
+// The last share also copies the rows after the last whole group.
 void OnednnBackend::pack_weight(const Tensor& w, void* dst) {
-  kernels::pack_rows(w.dtype, w.bytes(), static_cast<uint8_t*>(dst), w.ne[0], w.ne[1]);
+  const int64_t k = w.ne[0], n = w.ne[1], groups = n / kernels::kPackRows;
+  const int64_t row = dtype::row_bytes(w.dtype, k);
+  const uint8_t* src = w.bytes();
+  pool_.parallel_for(groups, 8, [&](int64_t g0, int64_t g1, int) {
+    const int64_t r0 = g0 * kernels::kPackRows, r1 = g1 == groups ? n : g1 * kernels::kPackRows;
+    kernels::pack_rows(w.dtype, src + r0 * row, static_cast<uint8_t*>(dst) + r0 * row, k, r1 - r0);
+  });
 }
 
 void OnednnBackend::flush() {
