@@ -118,8 +118,9 @@ void TokenizeService::tokenize(const http::Request& req, http::Response& res) {
       const char* key = o.contains("content") ? "content" : "prompt";
       if (!o[key].is_string()) bad(key, "expected a string.", "invalid_type");
       // Both servers match special tokens written in the text unless told not to.
-      ids = text::tokenize(tok, o[key].get<std::string>(),
-                           {bos, flag(o, "parse_special", true), add_special && tok.vocab().add_eos});
+      ids =
+          text::tokenize(tok, o[key].get<std::string>(),
+                         {bos, flag(o, "parse_special", true), add_special && tok.vocab().add_eos});
     }
     json out;
     if (flag(o, "with_pieces", false)) {
