@@ -217,7 +217,7 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
       }
     }
     spec.prompt = chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
-                       : text::tokenize(*tok, *cr.prompt_text,
+                       : text::tokenize(*tok, cr.prompt_text.value(),
                                         {tok->vocab().add_bos, false, tok->vocab().add_eos});
   }
   const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
