@@ -216,9 +216,11 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
                                 " at least " + std::to_string(text_bytes / longest) + " tokens");
       }
     }
-    spec.prompt = chat ? chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos)
-                       : text::tokenize(*tok, cr.prompt_text.value(),
-                                        {tok->vocab().add_bos, false, tok->vocab().add_eos});
+    if (chat)
+      spec.prompt = chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos);
+    else if (cr.prompt_text)
+      spec.prompt = text::tokenize(*tok, *cr.prompt_text,
+                                   {tok->vocab().add_bos, false, tok->vocab().add_eos});
   }
   const uint32_t n_prompt = static_cast<uint32_t>(spec.prompt.size());
   const uint32_t room = n_prompt < ctx ? ctx - n_prompt : 1;
