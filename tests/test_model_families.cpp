@@ -274,6 +274,10 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
       {"granitemoe-tiny",
        [](auto& w) { w.set("granitemoe.rope.dimension_count", Value::of_u32(8)); },
        "edited.gguf: granitemoe.rope.dimension_count (8) must be the head size (16)"},
+      {"qwen2moe-tiny", [](auto& w) { w.set("qwen2moe.expert_count", Value::of_u32(0)); },
+       "edited.gguf: qwen2moe.expert_count must be positive"},
+      {"phi3-tiny", [](auto& w) { w.set("phi3.rope.dimension_count", Value::of_u32(7)); },
+       "edited.gguf: phi3.rope.dimension_count must be even and at most the head size"},
       {"phi3-tiny",
        [](auto& w) {
          w.set("phi3.expert_count", Value::of_u32(4));
