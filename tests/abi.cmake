@@ -40,10 +40,11 @@ target_compile_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -pedan
 target_link_options(switchyard_scheduler_v1_2_state_view_probe PRIVATE -Wl,--no-undefined
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/abi/plugin.map)
 
-# cpu_ref behind the frozen 1.0, 1.3 and 1.4 headers (abi_fixtures/v1.N): a 1.0 table never has
-# a later member read; backends of the minors before the 1.5 ops keep loading and running the
-# models that do not need them, and are refused, naming the ops, for the families that do.
-foreach(minor 0 3 4)
+# cpu_ref behind the frozen 1.0, 1.3, 1.4 and 1.5 headers (abi_fixtures/v1.N): a 1.0 table never
+# has a later member read; backends of the minors before the 1.5 ops (or the 1.6 unary kinds)
+# keep loading and running the models that do not need them, and are refused, naming the ops,
+# for the families that do.
+foreach(minor 0 3 4 5)
   set(target switchyard_backend_v1_${minor}_backend)
   add_library(${target} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/v1_n_backend.c)
   set_target_properties(${target} PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
@@ -62,7 +63,7 @@ switchyard_add_test(test_abi_compat SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_abi
 target_compile_definitions(test_abi_compat PRIVATE
   SWITCHYARD_ABI_FIXTURE_DIR="${SWITCHYARD_ABI_FIXTURE_OUT}")
 add_dependencies(test_abi_compat switchyard_scheduler_v1_0_fcfs switchyard_backend_v1_0_backend
-  switchyard_backend_v1_3_backend switchyard_backend_v1_4_backend
+  switchyard_backend_v1_3_backend switchyard_backend_v1_4_backend switchyard_backend_v1_5_backend
   switchyard_scheduler_v1_1_fixed_window switchyard_scheduler_v1_2_state_view_probe
   switchyard_scheduler_state_view_probe switchyard_backend_cpu_ref switchyard_scheduler_fixed_window)
 

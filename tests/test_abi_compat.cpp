@@ -242,6 +242,32 @@ TEST_P(AbiMinorBackend, IsRefusedForTheFamiliesThatNeedThe1_5Ops) {
 INSTANTIATE_TEST_SUITE_P(FrozenHeaders, AbiMinorBackend, testing::Values(3, 4),
                          [](const auto& info) { return "v1_" + std::to_string(info.param); });
 
+// A backend built against the frozen 1.5 headers (the table 1.6 left as it was): it runs the
+// 2026 hybrids, and Gemma (GELU, tanh: 1.6 unary kinds it would refuse mid-forward) is refused
+// at load, naming them.
+TEST(AbiMinor5Backend, RunsTheHybridsAndIsRefusedForGemma) {
+  const std::string name = "v1_5_backend";
+  auto p = host().load(SY_PLUGIN_BACKEND, name);
+  EXPECT_EQ(p->abi_version(), SY_MAKE_VERSION(1, 5));
+  sy::Scheduler fw(host().load(SY_PLUGIN_SCHEDULER, "fixed_window"), {{"wait_window_ms", "0"}});
+  EXPECT_EQ(run_with(name, fw).tokens, reference_run().tokens);
+  auto load = [&](const std::string& preset) {
+    auto f = sy::gguf::File::open(sy::test::preset_model_file(preset));
+    sy::Backend b(p, {});
+    try {
+      sy::model::load_model(*f, b);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(loaded)");
+  };
+  EXPECT_EQ(load("qwen35moe-tiny"), "(loaded)");
+  EXPECT_EQ(load("lfm2-tiny"), "(loaded)");
+  EXPECT_EQ(load("gemma3-tiny"), "backend " + name +
+                                     " lacks ops the gemma3 model needs: unary with gelu or "
+                                     "tanh (ABI 1.6)");
+}
+
 TEST(Capabilities, NamesEveryKnownFlagAndShowsUnknownBits) {
   EXPECT_EQ(sy::capability_names(0), "none");
   EXPECT_EQ(sy::capability_names(SY_CAP_ZERO_COPY_HOST | SY_CAP_ASYNC), "zero_copy_host, async");

@@ -1207,11 +1207,12 @@ TEST_F(CpuKernels, MulSameShapeAndRowBroadcast) {
       }
 }
 
-// Sigmoid (saturating at both ends) and relu^2 over sizes below a vector, with a tail and large
-// enough for the pool; in place.
-TEST_F(CpuKernels, UnarySigmoidAndReluSquared) {
+// Every unary kind (sigmoid and GELU saturating at both ends, relu^2, tanh near 0 and saturated)
+// over sizes below a vector, with a tail and large enough for the pool; in place.
+TEST_F(CpuKernels, UnaryKinds) {
   uint64_t seed = 900;
-  for (uint32_t kind : {(uint32_t)SY_UNARY_SIGMOID, (uint32_t)SY_UNARY_RELU_SQR})
+  for (uint32_t kind : {(uint32_t)SY_UNARY_SIGMOID, (uint32_t)SY_UNARY_RELU_SQR,
+                        (uint32_t)SY_UNARY_GELU, (uint32_t)SY_UNARY_TANH})
     for (int64_t n : {1, 7, 45, 70001})
       for (bool in_place : {false, true}) {
         SCOPED_TRACE("kind " + std::to_string(kind) + " n " + std::to_string(n) +
@@ -1219,6 +1220,7 @@ TEST_F(CpuKernels, UnarySigmoidAndReluSquared) {
         Rng rng(seed++);
         std::vector<float> x = rng.vec(n, -12.0f, 12.0f);
         for (int64_t i = 0; i < n; i += 13) x[i] = i % 2 ? 120.0f : -120.0f;
+        for (int64_t i = 5; i < n; i += 17) x[i] *= 1e-3f;  // tanh's series range
         std::vector<float> out[2];
         for (int be = 0; be < 2; ++be) {
           Handle h(be ? *ref_ : *onednn_);
@@ -1231,6 +1233,28 @@ TEST_F(CpuKernels, UnarySigmoidAndReluSquared) {
         // floor far below any normal value.
         EXPECT_TRUE(sy::test::close(out[0], out[1], sy::test::abs_of(out[1]), kRtol, 1e-37));
       }
+}
+
+// cpu_ref's GELU (tanh approximation) and tanh against Python's math in double:
+// gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+TEST_F(CpuKernels, UnaryGeluAndTanhValues) {
+  const std::vector<float> x = {-3.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 3.0f};
+  const std::vector<double> gelu = {-0.0036373920817729943, -0.15880800939172324,
+                                    -0.15428599017485606,   0.0,
+                                    0.34571400982514394,    0.8411919906082768,
+                                    2.996362607918227},
+                            tanh = {
+                                -0.9950547536867305, -0.7615941559557649, -0.46211715726000974, 0.0,
+                                0.46211715726000974, 0.7615941559557649,  0.9950547536867305};
+  for (uint32_t kind : {(uint32_t)SY_UNARY_GELU, (uint32_t)SY_UNARY_TANH}) {
+    Handle h(*ref_);
+    sy_tensor tx = h.make(x, {(int64_t)x.size()}), ty = h.zeros({(int64_t)x.size()});
+    const sy_unary_args a{sizeof a, kind, &tx, &ty};
+    ASSERT_EQ(h.api().unary(h.get(), &a), SY_OK) << h.error();
+    const std::vector<float> y = h.read(ty);
+    const std::vector<double>& want = kind == SY_UNARY_GELU ? gelu : tanh;
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-7) << "x " << x[i];
+  }
 }
 
 // ---- MoE (1.5) ----

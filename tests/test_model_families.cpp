@@ -77,7 +77,7 @@ const std::vector<std::string> kPresets = {
     "falcon-h1-tiny", "lfm2-tiny",          "lfm2moe-tiny",    "qwen35-tiny",
     "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny",
     "qwen2-tiny",     "qwen2moe-tiny",      "mistral3-tiny",   "mistral3moe-tiny",
-    "granite-tiny",   "granitemoe-tiny",    "phi3-tiny"};
+    "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma3-tiny"};
 
 std::string test_name(const std::string& s) {
   std::string name = s;
@@ -148,6 +148,11 @@ TEST_P(FamilyShape, KeysReadBackAndTheTableCountsTheFile) {
   EXPECT_EQ(got.rope.n_rot, want.rope.n_rot);
   EXPECT_EQ(got.rope.neox, want.rope.neox);
   EXPECT_EQ(got.window, want.window);
+  EXPECT_FLOAT_EQ(got.rope.freq_base, want.rope.freq_base);
+  EXPECT_FLOAT_EQ(got.rope_swa.freq_base, want.rope_swa.freq_base);
+  EXPECT_FLOAT_EQ(got.rope_swa.freq_scale, want.rope_swa.freq_scale);
+  EXPECT_EQ(got.ffn_act, want.ffn_act);
+  EXPECT_FLOAT_EQ(got.logit_softcap, want.logit_softcap);
   EXPECT_EQ(got.d_conv, want.d_conv);
   EXPECT_EQ(got.d_inner, want.d_inner);
   EXPECT_EQ(got.d_state, want.d_state);
@@ -284,6 +289,11 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
          w.set("phi3.expert_used_count", Value::of_u32(2));
        },
        "edited.gguf: phi3.expert_count = 4: phi3 has no experts (Phi-3.5-MoE is phimoe)"},
+      {"gemma3-tiny",
+       [](auto& w) { w.set("gemma3.final_logit_softcapping", Value::of_f32(-1.0f)); },
+       "edited.gguf: gemma3.final_logit_softcapping must not be negative"},
+      {"gemma3-tiny", [](auto& w) { w.set("gemma3.rope.freq_base_swa", Value::of_f32(0.0f)); },
+       "edited.gguf: gemma3.rope.freq_base_swa must be positive"},
   };
   for (const Refusal& c : cases) {
     SCOPED_TRACE(c.preset);

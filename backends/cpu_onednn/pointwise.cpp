@@ -172,23 +172,43 @@ void OnednnBackend::unary(const plugin::UnaryOp& op) {
   const int64_t n = op.x.nelements();
   const float* px = op.x.f32();
   float* py = op.y.f32();
-  const bool sigmoid = op.kind == SY_UNARY_SIGMOID;
+  const uint32_t kind = op.kind;
   pool_.parallel_for(n, n >= kParallelMinValues ? 4096 : n, [&](int64_t i0, int64_t i1, int) {
-    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps(),
+                 c2 = _mm256_set1_ps(2.0f * 0.7978845608f), a = _mm256_set1_ps(0.044715f);
     int64_t i = i0;
     for (; i + 8 <= i1; i += 8) {
       const __m256 v = _mm256_loadu_ps(px + i);
-      if (sigmoid) {  // 1 / (1 + e^-v): e^-v = inf below -88.7 gives 0
-        const __m256 e = exp_ps(_mm256_sub_ps(zero, v));
-        _mm256_storeu_ps(py + i, _mm256_div_ps(one, _mm256_add_ps(one, e)));
+      __m256 r;
+      if (kind == SY_UNARY_SIGMOID) {  // 1 / (1 + e^-v): e^-v = inf below -88.7 gives 0
+        r = _mm256_div_ps(one, _mm256_add_ps(one, exp_ps(_mm256_sub_ps(zero, v))));
+      } else if (kind == SY_UNARY_GELU) {  // v/2 (1 + tanh(u)) = v / (1 + e^-2u), u = c (v + a v^3)
+        const __m256 u2 =
+            _mm256_mul_ps(c2, _mm256_fmadd_ps(_mm256_mul_ps(a, v), _mm256_mul_ps(v, v), v));
+        r = _mm256_div_ps(v, _mm256_add_ps(one, exp_ps(_mm256_sub_ps(zero, u2))));
+      } else if (kind == SY_UNARY_TANH) {
+        r = tanh_ps(v);
       } else {
-        const __m256 r = _mm256_max_ps(v, zero);
-        _mm256_storeu_ps(py + i, _mm256_mul_ps(r, r));
+        r = _mm256_max_ps(v, zero);
+        r = _mm256_mul_ps(r, r);
       }
+      _mm256_storeu_ps(py + i, r);
     }
     for (; i < i1; ++i) {
       const float v = px[i], r = std::fmax(v, 0.0f);
-      py[i] = sigmoid ? 1.0f / (1.0f + std::exp(-v)) : r * r;
+      switch (kind) {
+        case SY_UNARY_SIGMOID:
+          py[i] = 1.0f / (1.0f + std::exp(-v));
+          break;
+        case SY_UNARY_GELU:
+          py[i] = v / (1.0f + std::exp(-2.0f * 0.7978845608f * (v + 0.044715f * v * v * v)));
+          break;
+        case SY_UNARY_TANH:
+          py[i] = std::tanh(v);
+          break;
+        default:
+          py[i] = r * r;
+      }
     }
   });
 }

@@ -40,6 +40,24 @@ inline __m256 exp_ps(__m256 x) {
   return vec::Simd::exp(x);
 }
 
+// tanh(x) = sign(x) (1 - e) / (1 + e), e = e^(-2|x|); below |x| = 1/4, where 1 - e cancels,
+// its Taylor series to x^9 (relative error under 1e-8 there).
+inline __m256 tanh_ps(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+  const __m256 a = _mm256_andnot_ps(sign, x);
+  const __m256 e = exp_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f), a));
+  const __m256 big = _mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e));
+  const __m256 a2 = _mm256_mul_ps(a, a);
+  __m256 p = _mm256_set1_ps(62.0f / 2835.0f);
+  p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(-17.0f / 315.0f));
+  p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(2.0f / 15.0f));
+  p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(-1.0f / 3.0f));
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, a2), a, a);
+  const __m256 t =
+      _mm256_blendv_ps(big, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.25f), _CMP_LT_OQ));
+  return _mm256_or_ps(t, _mm256_and_ps(sign, x));
+}
+
 // The 32 int8 quants of a Q8_0 block as four vectors of 8 F32 values.
 inline void load_q8x32(const int8_t* q, __m256 out[4]) {
   const __m128i lo = _mm_loadu_si128((const __m128i*)q);

@@ -2,6 +2,7 @@
 // bias_scale in F32, as llama.cpp computes them (their recipe is part of the op). Each reads an
 // element before writing the same element, so the allowed aliasing (y == x) is safe.
 #include <cmath>
+#include <numbers>
 #include <vector>
 
 #include "ref_backend.h"
@@ -118,12 +119,29 @@ void RefBackend::mul(const Tensor& a, const Tensor& b, const Tensor& y) {
       y.f32()[r * n + i] = a.f32()[r * n + i] * b.f32()[r * bn + (bn == 1 ? 0 : i)];
 }
 
-void RefBackend::unary(const plugin::UnaryOp& op) {
-  for (int64_t i = 0; i < op.x.nelements(); ++i) {
-    const double x = op.x.f32()[i];
-    const double r = std::fmax(x, 0.0);
-    op.y.f32()[i] = (float)(op.kind == SY_UNARY_SIGMOID ? sigmoid(x) : r * r);
+namespace {
+
+double unary_of(uint32_t kind, double x) {
+  switch (kind) {
+    case SY_UNARY_SIGMOID:
+      return sigmoid(x);
+    case SY_UNARY_GELU:  // the tanh approximation: x/2 (1 + tanh(u)) = x sigmoid(2u), no
+                         // cancellation
+      return x * sigmoid(2.0 * std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x));
+    case SY_UNARY_TANH:
+      return std::tanh(x);
+    default: {
+      const double r = std::fmax(x, 0.0);
+      return r * r;
+    }
   }
+}
+
+}  // namespace
+
+void RefBackend::unary(const plugin::UnaryOp& op) {
+  for (int64_t i = 0; i < op.x.nelements(); ++i)
+    op.y.f32()[i] = (float)unary_of(op.kind, op.x.f32()[i]);
 }
 
 }  // namespace sy::cpu_ref

@@ -119,11 +119,23 @@ __global__ void mul_kernel(const float* a, const float* b, float* y, int64_t n, 
     y[i] = a[i] * b[b_row ? i / n : i];
 }
 
-__global__ void unary_kernel(const float* x, float* y, int64_t total, bool sigmoid) {
+__global__ void unary_kernel(const float* x, float* y, int64_t total, uint32_t kind) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (int64_t)gridDim.x * blockDim.x) {
     const float v = x[i], r = fmaxf(v, 0.0f);
-    y[i] = sigmoid ? 1.0f / (1.0f + expf(-v)) : r * r;
+    switch (kind) {
+      case SY_UNARY_SIGMOID:
+        y[i] = 1.0f / (1.0f + expf(-v));
+        break;
+      case SY_UNARY_GELU:  // the tanh approximation: v/2 (1 + tanh(u)) = v / (1 + e^-2u)
+        y[i] = v / (1.0f + expf(-2.0f * 0.7978845608f * (v + 0.044715f * v * v * v)));
+        break;
+      case SY_UNARY_TANH:
+        y[i] = tanhf(v);
+        break;
+      default:
+        y[i] = r * r;
+    }
   }
 }
 
@@ -246,7 +258,7 @@ void GpuBackend::unary(const plugin::UnaryOp& op) {
   if (n == 0) return;
   begin_op({op.x.data, op.y.data});
   SY_LAUNCH(unary_kernel, grid_for(n), kThreads, compute_, op.x.f32(), op.y.f32(), n,
-            op.kind == SY_UNARY_SIGMOID);
+            op.kind);
   launched("unary");
 }
 

@@ -39,14 +39,17 @@ uint64_t kv_bytes_per_token(const ModelDesc& d, uint32_t elem_bytes) {
 
 double kv_bytes_per_decode_step(const ModelDesc& d, uint32_t elem_bytes, uint64_t prompt_len,
                                 uint64_t steps) {
-  // Step i attends to prompt_len + i + 1 positions, at most the window.
-  double positions = 0;
-  for (uint64_t i = 0; i < steps; ++i) {
-    const uint64_t p = prompt_len + i + 1;
-    positions += double(d.window ? std::min<uint64_t>(p, d.window) : p);
-  }
-  return double(kv_bytes_per_token(d, elem_bytes)) * positions /
-         double(std::max<uint64_t>(steps, 1));
+  // Step i attends to prompt_len + i + 1 positions, at most the window in a windowed layer.
+  double bytes = 0;
+  for (uint64_t i = 0; i < steps; ++i) bytes += kv_bytes_at(d, elem_bytes, prompt_len + i + 1);
+  return bytes / double(std::max<uint64_t>(steps, 1));
+}
+
+double kv_bytes_at(const ModelDesc& d, uint32_t elem_bytes, uint64_t positions) {
+  double kept = 0;
+  for (const model::LayerSpec& s : d.layers)
+    if (s.has_attention()) kept += double(d.attended(s, positions));
+  return kept * 2.0 * d.kv_width() * elem_bytes;
 }
 
 uint64_t state_bytes_per_seq(const ModelDesc& d) {
@@ -63,10 +66,9 @@ double flops_per_token(const ModelDesc& d, uint64_t pos, bool with_output) {
   const double VE = double(d.n_vocab) * d.n_embd;
   double macs = double(active_params(d)) - VE + (d.tied_output ? VE : 0.0);
   if (!with_output) macs -= VE;
-  const double keys = double(d.window ? std::min<uint64_t>(pos + 1, d.window) : pos + 1);
   double mixers = 0;
   for (const model::LayerSpec& s : d.layers) {
-    if (s.has_attention()) mixers += 4.0 * d.q_width() * keys;
+    if (s.has_attention()) mixers += 4.0 * d.q_width() * double(d.attended(s, pos + 1));
     const double conv = 2.0 * d.d_conv * double(d.conv_channels());
     switch (s.mixer) {
       case model::Mixer::ssm:

@@ -16,6 +16,9 @@ uint64_t kv_bytes_per_token(const model::ModelDesc& d, uint32_t elem_bytes = 4);
 // prompt: step i attends to prompt_len + i + 1 positions (at most the window where one is set).
 double kv_bytes_per_decode_step(const model::ModelDesc& d, uint32_t elem_bytes, uint64_t prompt_len,
                                 uint64_t steps);
+// KV bytes of one sequence's `positions` tokens that attention reads: every attention layer's,
+// a sliding-window layer's at most its window.
+double kv_bytes_at(const model::ModelDesc& d, uint32_t elem_bytes, uint64_t positions);
 // Recurrent state of one sequence (conv and scan, F32) over all recurrent layers.
 uint64_t state_bytes_per_seq(const model::ModelDesc& d);
 // FLOPs of one token at position `pos`; with_output: the logits are computed too.

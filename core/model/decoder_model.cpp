@@ -93,7 +93,10 @@ OpNeeds DecoderModel::op_needs() const {
     n.norm |= (m == Mixer::ssm2 || m == Mixer::parallel) && L.ssm2.norm;
     n.gated_delta_net |= m == Mixer::gdn;
     n.mul |= m == Mixer::shortconv || L.attn.gate.present() || L.moe.shared_gate;
-    n.unary |= L.attn.gate.present() || L.moe.shared_gate ||
+    const bool geglu = d_.ffn_act == FfnAct::geglu && L.spec.ffn == FfnKind::dense;
+    n.unary_1_6 |= geglu;
+    n.mul |= geglu;
+    n.unary |= L.attn.gate.present() || L.moe.shared_gate || geglu ||
                (d_.ffn_act == FfnAct::relu_sqr && L.spec.ffn != FfnKind::none) ||
                (L.spec.ffn == FfnKind::moe && !L.moe.gate_exps.struct_size);
     n.moe |= L.spec.ffn == FfnKind::moe;
@@ -109,6 +112,9 @@ OpNeeds DecoderModel::op_needs() const {
   n.bias_scale = w_.any_epilogue() || d_.embedding_scale != 0.0f || d_.residual_scale != 0.0f ||
                  d_.logit_scale != 0.0f || w_.output_bias;
   n.mul |= d_.attn_temp_scale != 0.0f;
+  n.unary_1_6 |= d_.logit_softcap != 0.0f;
+  n.unary |= d_.logit_softcap != 0.0f;
+  n.bias_scale |= d_.logit_softcap != 0.0f;
   return n;
 }
 
@@ -241,8 +247,9 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
   if (d_.embedding_scale != 0.0f) scale(backend_, p.x, d_.embedding_scale, p.x);
   scratch_.reset();
   for (uint32_t l = 0; l < d_.n_layer - d_.n_nextn; ++l) arch_.layer(p, w_.layers[l], l);
-  std::vector<float> out = output_logits(backend_, bt, p.x, *w_.out_norm, d_.rms_eps, w_.output,
-                                         w_.output_bias, sel, logits, *act_, d_.logit_scale);
+  std::vector<float> out =
+      output_logits(backend_, bt, p.x, *w_.out_norm, d_.rms_eps, w_.output, w_.output_bias, sel,
+                    logits, *act_, d_.logit_scale, d_.logit_softcap);
   if (moe_) moe_->flush_counts();
   return out;
 }

@@ -28,6 +28,7 @@ enum class FfnKind : uint8_t { none, dense, moe };
 struct LayerSpec {
   Mixer mixer = Mixer::attention;
   FfnKind ffn = FfnKind::dense;
+  bool swa = false;  // attention over the model's sliding window, with its own RoPE (Gemma)
   bool operator==(const LayerSpec&) const = default;
   bool has_attention() const { return mixer == Mixer::attention || mixer == Mixer::parallel; }
   bool has_state() const {
@@ -54,7 +55,8 @@ struct RopeParams {
 
 // How MoE layers route (llama.cpp build_moe_ffn's arguments).
 enum class MoeGating : uint8_t { softmax, sigmoid };
-enum class FfnAct : uint8_t { swiglu, relu_sqr };  // gated SiLU, or ungated max(x, 0)^2
+// Gated SiLU, ungated max(x, 0)^2, or gated GELU (tanh approximation).
+enum class FfnAct : uint8_t { swiglu, relu_sqr, geglu };
 
 struct ModelDesc {
   std::string arch;  // general.architecture
@@ -67,7 +69,10 @@ struct ModelDesc {
   uint32_t n_head = 0, n_head_kv = 0, head_dim = 0;
   float attn_scale = 0.0f;  // the softmax scale of q.k
   RopeParams rope;
-  uint32_t window = 0;  // sliding window of every attention layer (0: none)
+  // The sliding window of the attention layers whose spec says swa (0: none), and their RoPE
+  // (Gemma's local layers: their own base, no scaling).
+  uint32_t window = 0;
+  RopeParams rope_swa;
   // Llama 4's attention temperature tuning (Mistral 3): q of the token at pos times
   // log(floor((pos + attn_temp_offset) / attn_temp_floor) + 1) * attn_temp_scale + 1; 0: off.
   float attn_temp_scale = 0.0f, attn_temp_offset = 0.0f;
@@ -94,6 +99,7 @@ struct ModelDesc {
 
   // Granite's multipliers (0: off): embeddings times, mixer and FFN outputs times, logits divided.
   float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f;
+  float logit_softcap = 0.0f;  // Gemma: logits = c tanh(logits / c) (0: off)
   uint32_t n_nextn = 0;    // trailing multi-token-prediction blocks, loaded but not run
   uint32_t n_cls_out = 1;  // outputs of a reranker's classification head (loaded, not run)
 
@@ -102,6 +108,11 @@ struct ModelDesc {
   uint32_t n_moe_layers() const;
   std::vector<bool> recurrent() const;  // per layer: a mixer with per-sequence state
   std::vector<bool> moe() const;        // per layer: an MoE FFN
+  // Of n positions, the keys a layer's attention reads: the last `window` in a sliding-window
+  // layer.
+  uint64_t attended(const LayerSpec& s, uint64_t n) const {
+    return s.swa && window && n > window ? window : n;
+  }
   uint32_t q_width() const { return head_dim * n_head; }
   uint32_t kv_width() const { return head_dim * n_head_kv; }
   // F32 floats of one sequence's recurrent state in one recurrent layer, as llama.cpp sizes them

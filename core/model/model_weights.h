@@ -25,6 +25,9 @@ struct LayerWeights {
   GdnWeights gdn;
   ShortConvWeights conv;
   const sy_tensor* ffn_norm = nullptr;  // the FFN's pre-norm (post_attention_norm in Qwen3.5)
+  // Gemma's norms of the mixer's and the FFN's outputs before the residual add, or null.
+  const sy_tensor* attn_post_norm = nullptr;
+  const sy_tensor* ffn_post_norm = nullptr;
   FfnWeights ffn;
   MoeWeights moe;
 };

@@ -69,6 +69,9 @@ constexpr KeyName kKeys[] = {
     {Key::ssm_dt_b_c_rms, true, "ssm.dt_b_c_rms"},
     {Key::shortconv_l_cache, true, "shortconv.l_cache"},
     {Key::classifier_output_labels, true, "classifier.output_labels"},
+    {Key::sliding_window_pattern, true, "attention.sliding_window_pattern"},
+    {Key::rope_freq_base_swa, true, "rope.freq_base_swa"},
+    {Key::final_logit_softcapping, true, "final_logit_softcapping"},
 };
 static_assert(std::size(kKeys) == static_cast<size_t>(Key::count), "a Key without a name");
 
@@ -136,6 +139,7 @@ constexpr TensorName kTensors[] = {
     {Tensor::nextn_embed_tokens, "nextn.embed_tokens"},
     {Tensor::nextn_shared_head_head, "nextn.shared_head_head"},
     {Tensor::nextn_shared_head_norm, "nextn.shared_head_norm"},
+    {Tensor::post_ffw_norm, "post_ffw_norm"},
 };
 static_assert(std::size(kTensors) == static_cast<size_t>(Tensor::count), "a Tensor without a name");
 

@@ -66,6 +66,9 @@ enum class Key : uint16_t {
   ssm_dt_b_c_rms,
   shortconv_l_cache,
   classifier_output_labels,
+  sliding_window_pattern,
+  rope_freq_base_swa,
+  final_logit_softcapping,
   count
 };
 
@@ -139,6 +142,7 @@ enum class Tensor : uint16_t {
   nextn_embed_tokens,
   nextn_shared_head_head,
   nextn_shared_head_norm,
+  post_ffw_norm,  // Gemma's norm of the FFN output
   count
 };
 

@@ -170,11 +170,13 @@ ModelDesc describe(const ModelShape& s) {
     if (d.q_width() != s.n_embd) bad("lfm2 needs n_head * head_dim = n_embd");
     if (s.arch == "lfm2") {
       d.window = s.window;
+      d.rope_swa = d.rope;
     } else {
       moe_sizes(s, d);
       d.moe_gating = s.moe_sigmoid ? MoeGating::sigmoid : MoeGating::softmax;
     }
     layers(Mixer::attention, Mixer::shortconv, FfnKind::moe, FfnKind::dense);
+    for (LayerSpec& l : d.layers) l.swa = d.window && l.mixer == Mixer::attention;
     return d;
   }
   if (one_of(s.arch, {"qwen35", "qwen35moe", "qwen3next"})) {
@@ -233,6 +235,24 @@ ModelDesc describe(const ModelShape& s) {
     layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::dense);
     return d;
   }
+  if (s.arch == "gemma3") {
+    attention_sizes(s, d, true, true);
+    if (s.n_expert) bad("gemma3 has no experts");
+    if (s.n_rot && s.n_rot != d.head_dim) bad("gemma3 rotates whole heads");
+    d.ffn_act = FfnAct::geglu;
+    d.embedding_scale = std::sqrt(float(s.n_embd));
+    d.attn_scale = 1.0f / std::sqrt(float(d.head_dim));
+    d.logit_softcap = s.logit_softcap;
+    layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::dense);
+    d.window = s.window;
+    d.rope_swa = d.rope;
+    if (s.window) {
+      const uint32_t period = s.window_period ? s.window_period : 6;
+      for (uint32_t l = 0; l < s.n_layer; ++l) d.layers[l].swa = l % period < period - 1;
+      d.rope_swa.freq_base = s.rope_freq_base_swa != 0.0f ? s.rope_freq_base_swa : 10000.0f;
+    }
+    return d;
+  }
   // qwen3, qwen3moe
   attention_sizes(s, d, true, true);
   if (s.arch == "qwen3moe") {
@@ -282,7 +302,7 @@ bool is_generated_arch(const std::string& arch) {
 std::string generated_archs() {
   return "llama, mamba, jamba, mamba2, granitehybrid, nemotron_h, nemotron_h_moe, falcon-h1, "
          "lfm2, lfm2moe, qwen35, qwen35moe, qwen3next, qwen3, qwen3moe, qwen2, qwen2moe, mistral3, "
-         "granite, granitemoe, phi3";
+         "granite, granitemoe, phi3, gemma3";
 }
 
 }  // namespace sy::model

@@ -123,6 +123,14 @@ bool tiny_preset(const std::string& name, ModelShape& s) {
   } else if (name == "phi3-tiny") {
     s = tiny("phi3", 2);
     s.n_rot = 8, s.n_ff = 128;  // partial rotary (Phi-4-mini rotates 3/4 of each head)
+  } else if (name == "gemma3-tiny") {
+    // Local, global, local: a window shorter than the test prompts, Gemma 3's two RoPE bases,
+    // a head size of its own, and soft-capping (Gemma 2's; llama.cpp applies it when set).
+    s = tiny("gemma3", 3);
+    s.head_dim = 24, s.n_ff = 128, s.tied_output = true;
+    s.window = 8, s.window_period = 2;
+    s.rope_freq_base = 1000000.0f, s.rope_freq_base_swa = 10000.0f;
+    s.logit_softcap = 30.0f;
   } else {
     return false;
   }
@@ -247,6 +255,7 @@ std::vector<std::string> family_preset_names() {
           "granite-tiny",
           "granitemoe-tiny",
           "phi3-tiny",
+          "gemma3-tiny",
           "qwen3-20m",
           "qwen35moe-20m",
           "nemotron-h-20m",

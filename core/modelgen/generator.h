@@ -42,6 +42,11 @@ struct ModelShape {
   uint32_t head_dim = 0;
   uint32_t n_rot = 0;
   uint32_t window = 0;
+  // Gemma 3: with a window, every window_period-th layer is global (0: 6, llama.cpp's default),
+  // the others local with RoPE base rope_freq_base_swa (0: 10000); final-logit soft-capping.
+  uint32_t window_period = 0;
+  float rope_freq_base_swa = 0.0f;
+  float logit_softcap = 0.0f;
   bool rope = true;  // granitehybrid: false writes rope.scaling.finetuned = false (NoPE)
   float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f, attention_scale = 0.0f;
   // Mistral 3's attention temperature tuning of q (0: off), floored every attn_temp_floor

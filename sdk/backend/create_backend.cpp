@@ -69,8 +69,14 @@ sy_status create_backend(const PluginDesc& desc, const sy_param* params, size_t 
 
 sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
                        uint32_t host_abi_version, const sy_host_api* host, sy_plugin_info* info) {
-  const Info about{
-      desc.name, desc.version, desc.description, desc.capabilities, 0, desc.hybrid2_ops ? 0u : 4u};
+  const Info about{desc.name,
+                   desc.version,
+                   desc.description,
+                   desc.capabilities,
+                   0,
+                   !desc.hybrid2_ops ? 4u
+                   : !desc.gemma_ops ? 5u
+                                     : 0u};
   const sy_status handshake =
       plugin_entry(about, SY_PLUGIN_BACKEND, iface, host_abi_version, host, info);
   if (handshake != SY_OK || !desc.load_check) return handshake;

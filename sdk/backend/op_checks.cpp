@@ -864,8 +864,9 @@ BinaryArgs mul(const Backend& be, const sy_tensor* a, const sy_tensor* b, const 
 UnaryOp unary(const Backend& be, const sy_unary_args* args) {
   Checker c(be, "unary");
   c.args_header(args, args ? args->struct_size : 0, sizeof(sy_unary_args));
-  if (args->kind != SY_UNARY_SIGMOID && args->kind != SY_UNARY_RELU_SQR)
-    c.fail(SY_ERR_INVALID_ARG, "kind %u is not a sy_unary_kind", args->kind);
+  // The 1.6 kinds are kinds only to a plugin that speaks 1.6 (PluginDesc::gemma_ops).
+  const uint32_t last = be.desc && be.desc->gemma_ops ? SY_UNARY_TANH : SY_UNARY_RELU_SQR;
+  if (args->kind > last) c.fail(SY_ERR_INVALID_ARG, "kind %u is not a sy_unary_kind", args->kind);
   UnaryOp op{c.f32("x", args->x), c.f32("y", args->y), args->kind};
   c.same_shape("y", op.y, "x", op.x);
   c.alias_or_disjoint("y", op.y, "x", op.x);

@@ -1,7 +1,7 @@
 /* A backend plugin built against one frozen minor's headers (abi_fixtures/v1.N, N given by
- * SY_FIXTURE_MINOR: 1.0, 1.3, 1.4). It forwards to cpu_ref, which it loads itself and asks for that
- * minor, and hands the host a table of that minor's size with a non-NULL pointer right after it: a
- * newer host must read NULL for every member the minor did not have, and never call that
+ * SY_FIXTURE_MINOR: 1.0, 1.3, 1.4, 1.5). It forwards to cpu_ref, which it loads itself and asks for
+ * that minor, and hands the host a table of that minor's size with a non-NULL pointer right after
+ * it: a newer host must read NULL for every member the minor did not have, and never call that
  * pointer. */
 #include <dlfcn.h>
 #include <stdio.h>

@@ -360,6 +360,9 @@ typedef struct sy_norm_args {
 typedef enum sy_unary_kind {
   SY_UNARY_SIGMOID = 0,  /* y = 1 / (1 + exp(-x)) */
   SY_UNARY_RELU_SQR = 1, /* y = max(x, 0)^2 (Nemotron-H's FFN: ggml_relu then ggml_sqr) */
+  /* since 1.6 (a plugin that negotiated 1.5 refuses them as unknown kinds): */
+  SY_UNARY_GELU = 2, /* y = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Gemma's GEGLU) */
+  SY_UNARY_TANH = 3, /* y = tanh(x) (Gemma's final-logit soft-capping) */
   SY_UNARY_KIND_FORCE_32BIT = 0x7fffffff
 } sy_unary_kind;
 

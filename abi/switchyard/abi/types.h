@@ -17,7 +17,7 @@ extern "C" {
 
 /* Packed ABI version: major in the high 16 bits, minor in the low 16. */
 #define SY_ABI_VERSION_MAJOR 1
-#define SY_ABI_VERSION_MINOR 5
+#define SY_ABI_VERSION_MINOR 6
 #define SY_MAKE_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor))))
 #define SY_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
 #define SY_VERSION_MINOR(v) ((uint32_t)(v) & 0xffffu)

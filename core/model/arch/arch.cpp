@@ -16,7 +16,7 @@ const Arch* const* archs(size_t& n) {
       &lfm2_arch(),          &lfm2moe_arch(),    &qwen35_arch(),         &qwen35moe_arch(),
       &qwen3next_arch(),     &qwen3_arch(),      &qwen3moe_arch(),       &qwen2_arch(),
       &qwen2moe_arch(),      &mistral3_arch(),   &granite_arch(),        &granitemoe_arch(),
-      &phi3_arch()};
+      &phi3_arch(),          &gemma3_arch()};
   n = std::size(kArchs);
   return kArchs;
 }
@@ -53,6 +53,7 @@ const sy_tensor* layer_norm(TensorTable& t, const ModelDesc& d, names::Tensor wh
 
 void LayerOrdinals::assign(LayerWeights& w) {
   if (w.spec.has_attention()) w.attn.cache_layer = attn++;
+  w.attn.swa = w.spec.swa;
   if (w.spec.has_state()) {
     w.ssm.state_layer = w.ssm2.state_layer = w.gdn.state_layer = w.conv.state_layer = state;
     ++state;
@@ -101,12 +102,14 @@ void Arch::layer(LayerPass& p, const LayerWeights& w, uint32_t il) const {
   if (w.spec.mixer != Mixer::none) {
     p.b.rms_norm(&p.x, w.attn_norm, p.d.rms_eps, &p.xn);
     run_mixer(p, w, p.xn, p.mix);
+    if (w.attn_post_norm) p.b.rms_norm(&p.mix, w.attn_post_norm, p.d.rms_eps, &p.mix);
     residual_add(p, p.mix);
     p.scratch.reset();
   }
   if (w.spec.ffn == FfnKind::none) return;
   p.b.rms_norm(&p.x, w.ffn_norm, p.d.rms_eps, &p.xn);
   run_ffn(p, w, il, p.xn, p.mix);
+  if (w.ffn_post_norm) p.b.rms_norm(&p.mix, w.ffn_post_norm, p.d.rms_eps, &p.mix);
   residual_add(p, p.mix);
   p.scratch.reset();
 }

@@ -26,5 +26,6 @@ const Arch& mistral3_arch();
 const Arch& granite_arch();
 const Arch& granitemoe_arch();
 const Arch& phi3_arch();
+const Arch& gemma3_arch();
 
 }  // namespace sy::model

@@ -52,7 +52,8 @@ class Lfm2 final : public Arch {
     }
     for (uint32_t l = 0; l < d.n_layer; ++l)
       d.layers.push_back({attn[l] ? Mixer::attention : Mixer::shortconv,
-                          l >= dense_lead ? FfnKind::moe : FfnKind::dense});
+                          l >= dense_lead ? FfnKind::moe : FfnKind::dense, attn[l] && d.window});
+    d.rope_swa = d.rope;
   }
 
   void write_keys(KeyWriter& k, const ModelDesc& d) const override {

@@ -77,13 +77,14 @@ void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, con
     b.rms_norm(&qh, w.q_norm, d.rms_eps, &qh);
     b.rms_norm(&kh, w.k_norm, d.rms_eps, &kh);
   }
-  if (d.rope.enabled) {
-    apply_rope(b, d.rope, p.w.rope_freqs, q3, p.bt.pos.data());
-    apply_rope(b, d.rope, p.w.rope_freqs, k3, p.bt.pos.data());
+  const RopeParams& rope = w.swa ? d.rope_swa : d.rope;
+  if (rope.enabled) {
+    apply_rope(b, rope, p.w.rope_freqs, q3, p.bt.pos.data());
+    apply_rope(b, rope, p.w.rope_freqs, k3, p.bt.pos.data());
   }
   if (p.q_temp.struct_size) b.mul(&q, &p.q_temp, &q);  // after RoPE, as llama.cpp scales Qcur
   paged_attention(b, p.bt, p.cache, w.cache_layer, q3, k, v, a3, static_cast<uint32_t>(HK),
-                  d.attn_scale, d.window);
+                  d.attn_scale, w.swa ? d.window : 0);
   if (w.gate.present()) {  // att * sigmoid(gate), before the output projection
     const sy_tensor g = p.scratch.f32({D * H, T});
     apply_linear(b, w.gate, xn, g);

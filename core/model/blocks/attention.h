@@ -18,6 +18,7 @@ struct AttentionWeights {
   const sy_tensor* q_norm = nullptr;  // F32 {head_dim}, or null
   const sy_tensor* k_norm = nullptr;
   uint32_t cache_layer = 0;  // ordinal among attention layers: the KV cache layer
+  bool swa = false;          // over the sliding window, with the window's RoPE
 };
 
 struct AttentionRules {

@@ -36,7 +36,12 @@ void ffn(LayerPass& p, const FfnWeights& w, FfnAct act, const sy_tensor& xn, con
   }
   const sy_tensor gate = p.scratch.f32({F, T});
   apply_linear(p.b, w.gate, xn, gate);
-  p.b.swiglu(&gate, &up, &gate);
+  if (act == FfnAct::geglu) {  // gelu(gate) * up (ggml_geglu_split)
+    unary(p.b, SY_UNARY_GELU, gate, gate);
+    p.b.mul(&gate, &up, &gate);
+  } else {
+    p.b.swiglu(&gate, &up, &gate);
+  }
   apply_linear(p.b, w.down, gate, out);
 }
 

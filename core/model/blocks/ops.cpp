@@ -104,7 +104,8 @@ void norm(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor* 
 std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy_tensor& x,
                                  const sy_tensor& out_norm, float rms_eps, const sy_tensor& output,
                                  const sy_tensor* output_bias, const sy_tensor& sel,
-                                 const sy_tensor& logits, Buffer& logits_buf, float logit_scale) {
+                                 const sy_tensor& logits, Buffer& logits_buf, float logit_scale,
+                                 float softcap) {
   const uint32_t n_out = bt.n_out();
   std::vector<float> out(static_cast<size_t>(n_out) * logits.ne[0]);
   if (n_out > 0) {
@@ -120,6 +121,11 @@ std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy
       a.bias = output_bias;
       a.scale = logit_scale != 0.0f ? 1.0f / logit_scale : 1.0f;
       backend.bias_scale(&a);
+    }
+    if (softcap != 0.0f) {
+      scale(backend, logits, 1.0f / softcap, logits);
+      unary(backend, SY_UNARY_TANH, logits, logits);
+      scale(backend, logits, softcap, logits);
     }
   }
   backend.synchronize();

@@ -45,10 +45,12 @@ void norm(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor* 
 
 // The output norm and vocab projection of the rows of x that want logits, gathered into `sel`
 // ({E, n_out}) and projected into `logits` ({n_vocab, n_out}, in logits_buf); plus output_bias
-// when not null; divided by logit_scale when nonzero; synchronizes and returns them row by row.
+// when not null; divided by logit_scale when nonzero; soft-capped to (-softcap, softcap) when
+// nonzero; synchronizes and returns them row by row.
 std::vector<float> output_logits(Backend& backend, const FlatBatch& bt, const sy_tensor& x,
                                  const sy_tensor& out_norm, float rms_eps, const sy_tensor& output,
                                  const sy_tensor* output_bias, const sy_tensor& sel,
-                                 const sy_tensor& logits, Buffer& logits_buf, float logit_scale);
+                                 const sy_tensor& logits, Buffer& logits_buf, float logit_scale,
+                                 float softcap);
 
 }  // namespace sy::model

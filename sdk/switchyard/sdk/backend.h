@@ -302,6 +302,9 @@ struct PluginDesc {
   // attention (window), moe_gate (sigmoid, selection bias) and moe_matmul (stride, bias, scale).
   // Without it the 1.5 slots are NULL and the plugin negotiates at most ABI 1.4.
   bool hybrid2_ops = false;
+  // Implements the 1.6 unary kinds (GELU, TANH: Gemma's GEGLU and soft-capping). Without it
+  // unary refuses them as unknown kinds and the plugin negotiates at most ABI 1.5.
+  bool gemma_ops = false;
 };
 
 // The shared implementations behind a plugin's C symbols (see SY_DEFINE_BACKEND_PLUGIN).

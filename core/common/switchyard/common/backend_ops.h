@@ -73,6 +73,7 @@ struct OpNeeds {
   bool ssm = false, moe = false, rope_ext = false, bias_scale = false;
   bool ssm2 = false, gated_delta_net = false, norm = false, mul = false, unary = false;
   bool attention_window = false, moe_routing_1_5 = false, moe_experts_1_5 = false;
+  bool unary_1_6 = false;  // the 1.6 unary kinds (GELU, TANH)
   bool wants(OpGroup g) const {
     switch (g) {
       case OpGroup::kRequired:

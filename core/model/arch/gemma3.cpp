@@ -1,0 +1,98 @@
+// gemma3 (Gemma 3; src/models/gemma3.cpp): embeddings times sqrt(n_embd); per-head q/k RMS
+// norms before NEOX RoPE; q scaled by 1 / sqrt(head size) (27B: by 1 / sqrt(n_embd / n_head))
+// with a unit softmax scale; a norm of the attention output and of the FFN output before each
+// residual add; a GELU-gated FFN; local layers over a sliding window with their own RoPE base and
+// no scaling, every `sliding_window_pattern`-th layer global; optional final-logit soft-capping.
+#include <cmath>
+
+#include "model/arch/arch.h"
+#include "model/arch/families.h"
+
+namespace sy::model {
+namespace {
+
+using names::Tensor;
+
+// llama.cpp's default period: five local layers, then a global one.
+constexpr uint32_t kDefaultPeriod = 6;
+
+class Gemma3 final : public Arch {
+ public:
+  std::string_view name() const override { return "gemma3"; }
+
+  void read_keys(const KeyReader& k, ModelDesc& d) const override {
+    const std::vector<bool> all(d.n_layer, true);
+    set_heads(k, d, read_head_counts(k, d), all);
+    read_head_dim(k, d, false);
+    const uint32_t n_rot = read_full_rotation(k, d);
+    d.rope = read_rope(k, d, n_rot, true);
+    d.n_ff = read_n_ff(k, d, all);
+    d.ffn_act = FfnAct::geglu;
+    d.embedding_scale = std::sqrt(static_cast<float>(d.n_embd));
+    // llama.cpp scales q (f_attention_scale) and softmaxes with scale 1: the same product.
+    d.attn_scale = d.n_layer == 62 ? 1.0f / std::sqrt(static_cast<float>(d.n_embd / d.n_head))
+                                   : 1.0f / std::sqrt(static_cast<float>(d.head_dim));
+    d.logit_softcap = k.f32(Key::final_logit_softcapping, 0.0f);
+    if (d.logit_softcap < 0.0f)
+      throw k.fail(k.name(Key::final_logit_softcapping) + " must not be negative");
+    d.layers.assign(d.n_layer, LayerSpec{Mixer::attention, FfnKind::dense});
+    d.window = k.u32(Key::sliding_window, 0u);
+    d.rope_swa = d.rope;
+    if (d.window == 0) return;
+    // A period (llama.cpp's get_key_or_arr into a scalar: an array is ignored, the default kept).
+    uint32_t period = kDefaultPeriod;
+    if (k.has(Key::sliding_window_pattern) && k.array_size(Key::sliding_window_pattern) == 0)
+      period = k.u32(Key::sliding_window_pattern);
+    for (uint32_t il = 0; il < d.n_layer; ++il)
+      d.layers[il].swa = period == 0 || il % period < period - 1;
+    d.rope_swa.freq_base = k.f32(Key::rope_freq_base_swa, 10000.0f);
+    if (!(d.rope_swa.freq_base > 0.0f))
+      throw k.fail(k.name(Key::rope_freq_base_swa) + " must be positive");
+    d.rope_swa.freq_scale = 1.0f;  // rope_freq_scale_train_swa: local layers are not scaled
+  }
+
+  void write_keys(KeyWriter& k, const ModelDesc& d) const override {
+    k.u32(Key::feed_forward_length, d.n_ff);
+    k.u32(Key::head_count, d.n_head);
+    k.u32(Key::head_count_kv, d.n_head_kv);
+    k.u32(Key::key_length, d.head_dim);
+    k.u32(Key::value_length, d.head_dim);
+    k.f32(Key::rope_freq_base, d.rope.freq_base);
+    k.f32(Key::layer_norm_rms_epsilon, d.rms_eps);
+    if (d.window) {
+      k.u32(Key::sliding_window, d.window);
+      k.f32(Key::rope_freq_base_swa, d.rope_swa.freq_base);
+      uint32_t period = 0;  // the first global layer's index + 1; 0 when every layer is local
+      while (period < d.n_layer && d.layers[period].swa) ++period;
+      period = period < d.n_layer ? period + 1 : 0;
+      if (period != kDefaultPeriod) k.u32(Key::sliding_window_pattern, period);
+    }
+    if (d.logit_softcap != 0.0f) k.f32(Key::final_logit_softcapping, d.logit_softcap);
+  }
+
+  void tensors(TensorTable& t, const ModelDesc& d, ModelWeights& w) const override {
+    global_tensors(t, d, w);
+    AttentionRules attn;
+    attn.qkv = {Take::applied, true};  // build_qkv: optional biases and scales
+    attn.out = {Take::no, true};
+    attn.qk_norm = true;
+    const LinearRules ffn{Take::no, false};  // build_ffn gets no biases or scales here
+    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
+      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
+      attention_tensors(t, d, il, attn, L.attn);
+      L.attn_post_norm = layer_norm(t, d, Tensor::post_attention_norm, il);
+      L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
+      ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn);
+      L.ffn_post_norm = layer_norm(t, d, Tensor::post_ffw_norm, il);
+    });
+  }
+};
+
+}  // namespace
+
+const Arch& gemma3_arch() {
+  static const Gemma3 a;
+  return a;
+}
+
+}  // namespace sy::model
