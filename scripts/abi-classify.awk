@@ -53,7 +53,7 @@ BEGIN {
              s ~ /^underlying type '.*'( at [^ ]+)? changed:$/ ||
              s ~ /^type of '.*' changed:$/ ||
              s ~ /^[0-9]+ data member changes?( \([0-9]+ filtered\))?:$/ ||
-             s ~ /^no data member changes \([0-9]+ filtered\);$/ ||  # only redundant ones
+             s ~ /^no data member changes? \([0-9]+ filtered\);$/ ||  # only redundant ones
              s ~ /, as reported earlier$/ ||
              s ~ /^type size hasn't changed$/) {
     if (struct_named(s) != "") {

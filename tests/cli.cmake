@@ -45,7 +45,7 @@ set_tests_properties(cli_run_kv_f16_refused PROPERTIES
 # an unknown one.
 add_test(NAME cli_plugins_cpu_path COMMAND ${SY_CLI} plugins --verbose --load)
 set_tests_properties(cli_plugins_cpu_path PROPERTIES ENVIRONMENT SWITCHYARD_CPU_KERNELS=scalar
-  PASS_REGULAR_EXPRESSION "cpu_onednn +0.1.0 +ABI 1.5 +CPU backend: oneDNN GEMM, dispatched GEMV and attention kernels[;] scalar kernels \\(forced by SWITCHYARD_CPU_KERNELS\\)")
+  PASS_REGULAR_EXPRESSION "cpu_onednn +0.1.0 +ABI 1.6 +CPU backend: oneDNN GEMM, dispatched GEMV and attention kernels[;] scalar kernels \\(forced by SWITCHYARD_CPU_KERNELS\\)")
 add_test(NAME cli_plugins_cpu_path_unknown COMMAND ${SY_CLI} plugins --load)
 set_tests_properties(cli_plugins_cpu_path_unknown PROPERTIES ENVIRONMENT SWITCHYARD_CPU_KERNELS=avx9000
   PASS_REGULAR_EXPRESSION "refused .*switchyard_backend_cpu_onednn.so: init failed \\(status 7\\): cpu_onednn: SWITCHYARD_CPU_KERNELS=avx9000: unknown path")

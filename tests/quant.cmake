@@ -21,4 +21,4 @@ set_tests_properties(cli_info_type_names PROPERTIES FIXTURES_REQUIRED cli_model_
   PASS_REGULAR_EXPRESSION "general.file_type +15 \\(Q4_K_M\\).*token_embd.weight +Q4_K +\\{256, 512\\}.*output.weight +Q6_K +\\{256, 512\\}.*blk.1.attn_v.weight +Q6_K .*types: F32 x5, Q4_K x13, Q6_K x3")
 add_test(NAME cli_info_unsupported_type COMMAND ${SY_CLI} info ${SY_FIX}/iq2_xxs.gguf)
 set_tests_properties(cli_info_unsupported_type PROPERTIES
-  PASS_REGULAR_EXPRESSION "iq2_xxs.gguf: bad_tensor_type: tensor 'w' type 16 \\(IQ2_XXS\\) is not supported[;] supported types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, I32")
+  PASS_REGULAR_EXPRESSION "iq2_xxs.gguf: bad_tensor_type: tensor 'w' type 16 \\(IQ2_XXS\\) is not supported[;] supported types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4, I32")

@@ -5,6 +5,7 @@
 // sub-min, in float, in that order), so a correct library agrees bit for bit.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -43,6 +44,8 @@ inline Format format(uint32_t t) {
       return {32, 34};
     case SY_DTYPE_IQ4_NL:
       return {32, 18};
+    case SY_DTYPE_MXFP4:
+      return {32, 17};
     case SY_DTYPE_Q2_K:
       return {256, 84};
     case SY_DTYPE_Q3_K:
@@ -83,6 +86,12 @@ inline float decode32(uint32_t t, const uint8_t* b, int v) {
       return (float)(int8_t)b[2 + v] * half_at(b);
     case SY_DTYPE_IQ4_NL:
       return half_at(b) * (float)kLevels[code4(b + 2, v)];
+    case SY_DTYPE_MXFP4: {  // e (E8M0, bias 127) qs[16]: E2M1 codes, bit 3 the sign
+      constexpr float kE2m1[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+      const int c = code4(b + 1, v);
+      const float m = c & 8 ? -kE2m1[c & 7] + 0.0f : kE2m1[c & 7];  // -0 decodes as +0 (ggml)
+      return std::ldexp(m, (int)b[0] - 127);  // one rounding, as ggml's exact 2^k product
+    }
     default:
       return 0;
   }

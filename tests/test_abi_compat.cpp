@@ -242,9 +242,9 @@ TEST_P(AbiMinorBackend, IsRefusedForTheFamiliesThatNeedThe1_5Ops) {
 INSTANTIATE_TEST_SUITE_P(FrozenHeaders, AbiMinorBackend, testing::Values(3, 4),
                          [](const auto& info) { return "v1_" + std::to_string(info.param); });
 
-// A backend built against the frozen 1.5 headers (the table 1.6 left as it was): it runs the
-// 2026 hybrids, and Gemma (GELU, tanh: 1.6 unary kinds it would refuse mid-forward) is refused
-// at load, naming them.
+// A backend built against the frozen 1.5 headers: it runs the 2026 hybrids, and Gemma (GELU,
+// tanh: 1.6 unary kinds it would refuse mid-forward) and gpt-oss (swiglu_oai, attention sinks)
+// are refused at load, naming what they need.
 TEST(AbiMinor5Backend, RunsTheHybridsAndIsRefusedForGemma) {
   const std::string name = "v1_5_backend";
   auto p = host().load(SY_PLUGIN_BACKEND, name);
@@ -266,6 +266,9 @@ TEST(AbiMinor5Backend, RunsTheHybridsAndIsRefusedForGemma) {
   EXPECT_EQ(load("gemma3-tiny"), "backend " + name +
                                      " lacks ops the gemma3 model needs: unary with gelu or "
                                      "tanh (ABI 1.6)");
+  EXPECT_EQ(load("gpt-oss-tiny"), "backend " + name +
+                                      " lacks ops the gpt-oss model needs: swiglu_oai, attention "
+                                      "with sinks (ABI 1.6)");
 }
 
 TEST(Capabilities, NamesEveryKnownFlagAndShowsUnknownBits) {

@@ -43,10 +43,10 @@ constexpr double kQuantTol = 1e-4;
 constexpr double kTinyAbs = 1e-30;  // underflowed exponentials
 
 // Every weight type: the float types and ggml's block types (decoded by quant_oracle.h).
-const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,  SY_DTYPE_Q8_0,
-                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,  SY_DTYPE_Q5_1,
-                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,  SY_DTYPE_Q5_K,
-                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
+const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,   SY_DTYPE_Q8_0,
+                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,   SY_DTYPE_Q5_1,
+                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,   SY_DTYPE_Q5_K,
+                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS, SY_DTYPE_MXFP4};
 uint64_t mask_of_all_weight_dtypes() {
   uint64_t m = 0;
   for (uint32_t t : kWeightDtypes) m |= 1ull << t;

@@ -114,6 +114,7 @@ TEST(Config, RangeAndEnumChecks) {
       error_of("[model]\npath = \"m\"\ndtype = \"q4\"\n"),
       "bad.toml:3:9: model.dtype: must be one of f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, "
       "q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs, "
+      "mxfp4_moe, "
       "got 'q4'");
   EXPECT_EQ(error_of(base + "[scheduler.extra]\nx = 1\n"),
             "bad.toml:7:1: scheduler.extra: plugin parameters must be scalars, got table");

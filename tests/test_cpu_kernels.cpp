@@ -638,11 +638,12 @@ struct AttnCase {
 };
 
 // Sequences s = 0, 1, ... of one batch: count[s] tokens from position first[s] (count 1: a
-// decoding token), block tables shuffled, keys limited to the last `window` (0: all). Both backends
-// store the same K/V (kv_store) into an F32 or F16 cache.
+// decoding token), block tables shuffled, keys limited to the last `window` (0: all), with a sink
+// logit per head when `sinks` (ABI 1.6). Both backends store the same K/V (kv_store) into an F32
+// or F16 cache.
 void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref, const AttnCase& c,
                     uint32_t kv_dtype, uint64_t seed, const std::vector<int32_t>& first,
-                    const std::vector<int32_t>& count, uint32_t window = 0) {
+                    const std::vector<int32_t>& count, uint32_t window = 0, bool sinks = false) {
   const int64_t width = c.d * c.kv_heads;
   int64_t max_len = 0;
   for (size_t s = 0; s < first.size(); ++s)
@@ -673,6 +674,7 @@ void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref,
   const auto kh = rng.vec(width * history.size()), vh = rng.vec(width * history.size());
   const auto kb = rng.vec(width * T), vb = rng.vec(width * T);
   const auto q = rng.vec(c.d * c.heads * T, -2.0f, 2.0f);
+  const auto sink = rng.vec(c.heads, -3.0f, 3.0f);
 
   std::vector<float> out[2];
   std::vector<uint8_t> kcache[2];
@@ -704,6 +706,8 @@ void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref,
     a.block_size = (uint32_t)c.block_size;
     a.scale = 1.0f / std::sqrt((float)c.d);
     a.window = window;
+    sy_tensor ts = h.make(sink, {c.heads});
+    if (sinks) a.sinks = &ts;
     ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
     out[b] = h.read(to);
     kcache[b].resize(cache_bytes);
@@ -803,6 +807,73 @@ TEST_F(CpuKernels, SlidingWindowPrefillTilesAndDecodeSpans) {
         attention_case(*onednn_, *ref_, c, kv, seed++, {2047, 0, 130, 2000, 511}, {1, 1, 1, 1, 1},
                        window);
       }
+}
+
+// Sinks (ABI 1.6): prompt tiles, a chunk continuing a cache, decodes (one split into spans
+// over 2047 keys), with and without a window.
+TEST_F(CpuKernels, AttentionSinksOnTilesDecodesAndSpans) {
+  uint64_t seed = 110;
+  for (uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
+    for (const AttnCase& c : {AttnCase{64, 8, 2, 16}, AttnCase{17, 3, 3, 5}})
+      for (uint32_t window : {0u, 5u}) {
+        SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, head_dim " + std::to_string(c.d) +
+                     ", window " + std::to_string(window));
+        attention_case(*onednn_, *ref_, c, kv, seed++, {0, 300, 1000, 0}, {200, 77, 1, 1}, window,
+                       true);
+        attention_case(*onednn_, *ref_, c, kv, seed++, {2047, 0, 130}, {1, 1, 1}, window, true);
+      }
+}
+
+// cpu_ref's sink by hand: one head of one dim, one key (q k = 1, v = 2), sink 0:
+// out = 2 e / (e + 1).
+TEST_F(CpuKernels, RefAttentionSinkValue) {
+  Handle h(*ref_);
+  const std::vector<int32_t> table = {0}, pos = {0}, slot = {0};
+  const std::vector<uint32_t> start = {0, 1};
+  sy_tensor tk = h.make(std::vector<float>{1.0f}, {1, 1}),
+            tv = h.make(std::vector<float>{2.0f}, {1, 1});
+  sy_tensor kc = h.zeros({1, 4}), vc = h.zeros({1, 4});
+  const sy_kv_store_args st{sizeof st, &tk, &tv, &kc, &vc, slot.data()};
+  ASSERT_EQ(h.api().kv_store(h.get(), &st), SY_OK) << h.error();
+  sy_tensor tq = h.make(std::vector<float>{1.0f}, {1, 1, 1}), to = h.zeros({1, 1, 1});
+  sy_tensor ts = h.make(std::vector<float>{0.0f}, {1});
+  sy_attention_args a{};
+  a.struct_size = sizeof a;
+  a.q = &tq, a.k_cache = &kc, a.v_cache = &vc, a.out = &to, a.sinks = &ts;
+  a.n_kv_head = 1, a.n_seqs = 1, a.seq_token_start = start.data(), a.token_pos = pos.data();
+  a.block_tables = table.data(), a.max_blocks_per_seq = 1, a.block_size = 4, a.scale = 1.0f;
+  ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
+  EXPECT_NEAR(h.read(to)[0], 1.4621171572600098, 1e-7);
+}
+
+// gpt-oss's clamped SwiGLU against cpu_ref: gates and ups past both limits, a tail, the pool,
+// in place on either input.
+TEST_F(CpuKernels, SwigluOai) {
+  uint64_t seed = 130;
+  for (int64_t n : {7, 45, 70001})
+    for (int alias : {0, 1, 2}) {
+      SCOPED_TRACE("n " + std::to_string(n) + " alias " + std::to_string(alias));
+      Rng rng(seed++);
+      const std::vector<float> g = rng.vec(n, -12.0f, 12.0f), u = rng.vec(n, -12.0f, 12.0f);
+      std::vector<float> out[2];
+      for (int be = 0; be < 2; ++be) {
+        Handle h(be ? *ref_ : *onednn_);
+        sy_tensor tg = h.make(g, {n}), tu = h.make(u, {n});
+        sy_tensor ty = alias == 1 ? tg : alias == 2 ? tu : h.zeros({n});
+        const sy_swiglu_oai_args a{sizeof a, 0, &tg, &tu, &ty, 1.702f, 7.0f};
+        ASSERT_EQ(h.api().swiglu_oai(h.get(), &a), SY_OK) << h.error();
+        out[be] = h.read(ty);
+      }
+      EXPECT_TRUE(sy::test::close(out[0], out[1], sy::test::abs_of(out[1]), kRtol, 1e-30));
+    }
+  // By hand: g = 10 clamps to 7, u = -10 to -7: 7 sigmoid(1.702 * 7) * (-6).
+  Handle h(*ref_);
+  sy_tensor tg = h.make(std::vector<float>{10.0f}, {1}),
+            tu = h.make(std::vector<float>{-10.0f}, {1});
+  sy_tensor ty = h.zeros({1});
+  const sy_swiglu_oai_args a{sizeof a, 0, &tg, &tu, &ty, 1.702f, 7.0f};
+  ASSERT_EQ(h.api().swiglu_oai(h.get(), &a), SY_OK) << h.error();
+  EXPECT_NEAR(h.read(ty)[0], -41.99971876981991, 1e-4);
 }
 
 // ---- the 1.5 recurrences ----

@@ -31,6 +31,7 @@ constexpr uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kI32 = 26, kBF16 = 30;
 // Every type the reader accepts, as a refusal lists them.
 #define kSupportedTypes                                                                          \
   "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, " \
+  "MXFP4, "                                                                                      \
   "I32"
 constexpr uint32_t kTypeU32 = 4, kTypeString = 8, kTypeArray = 9, kTypeU64 = 10;
 

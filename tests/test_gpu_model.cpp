@@ -99,12 +99,13 @@ TEST_P(GpuModel, FamilyReferenceFilesAgreeWithLlamaCpp) {
       fs::path(SWITCHYARD_SOURCE_DIR) / ".." / "shared" / "ggml-reference" / "models";
   const std::vector<int32_t> prompt = {1,  17, 42, 99, 5,   23, 64, 100, 7, 3,  88, 12,
                                        45, 77, 2,  9,  120, 61, 31, 33,  8, 70, 19, 4};
-  for (const char* f : {"llamacpp-mamba2-dense", "llamacpp-granitehybrid-dense",
-                        "llamacpp-nemotron_h-dense", "llamacpp-nemotron_h_moe-dense",
-                        "llamacpp-falcon-h1-dense", "llamacpp-lfm2-dense", "llamacpp-qwen35-dense",
-                        "llamacpp-qwen35moe-moe", "llamacpp-qwen3next-moe", "llamacpp-qwen3-dense",
-                        "llamacpp-qwen3moe-moe", "llamacpp-qwen2-dense", "llamacpp-mistral3-dense",
-                        "llamacpp-granite-dense", "llamacpp-phi3-dense", "llamacpp-gemma3-dense"}) {
+  for (const char* f :
+       {"llamacpp-mamba2-dense", "llamacpp-granitehybrid-dense", "llamacpp-nemotron_h-dense",
+        "llamacpp-nemotron_h_moe-dense", "llamacpp-falcon-h1-dense", "llamacpp-lfm2-dense",
+        "llamacpp-qwen35-dense", "llamacpp-qwen35moe-moe", "llamacpp-qwen3next-moe",
+        "llamacpp-qwen3-dense", "llamacpp-qwen3moe-moe", "llamacpp-qwen2-dense",
+        "llamacpp-mistral3-dense", "llamacpp-granite-dense", "llamacpp-phi3-dense",
+        "llamacpp-gemma3-dense", "llamacpp-gpt-oss-moe", "llamacpp-gemma4-dense"}) {
     SCOPED_TRACE(f);
     const fs::path model = dir / (std::string(f) + ".gguf");
     ASSERT_TRUE(fs::exists(model)) << "reference data missing: " << model;
@@ -129,8 +130,10 @@ TEST_P(GpuModel, FamilyPresetsAgreeWithCpuRef) {
         "falcon-h1-tiny", "lfm2-tiny",          "lfm2moe-tiny",    "qwen35-tiny",
         "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny",
         "qwen2-tiny",     "qwen2moe-tiny",      "mistral3-tiny",   "mistral3moe-tiny",
-        "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma3-tiny"})
+        "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma3-tiny",
+        "gpt-oss-tiny",   "gemma4-tiny"})
     expect_agrees(preset, "f32", 20, 30);
+  expect_agrees("gpt-oss-tiny", "mxfp4_moe", 20, 30);  // MXFP4 experts
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuModel, ::testing::ValuesIn(sy::test::gpu_plugins(true)), name_of);

@@ -31,10 +31,10 @@ using sy::test::Handle;
 
 constexpr double kTol = 2e-5;
 // Every weight type of the dtype table, each decoded in the kernels (quant_load.cuh).
-const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,  SY_DTYPE_Q8_0,
-                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,  SY_DTYPE_Q5_1,
-                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,  SY_DTYPE_Q5_K,
-                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
+const uint32_t kWeightDtypes[] = {SY_DTYPE_F32,  SY_DTYPE_F16,    SY_DTYPE_BF16,   SY_DTYPE_Q8_0,
+                                  SY_DTYPE_Q4_0, SY_DTYPE_Q4_1,   SY_DTYPE_Q5_0,   SY_DTYPE_Q5_1,
+                                  SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,   SY_DTYPE_Q5_K,
+                                  SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS, SY_DTYPE_MXFP4};
 bool block_elems_is_256(uint32_t dt) {
   return sy::dtype::block_elems(dt) == 256;
 }
@@ -961,32 +961,58 @@ TEST_P(GpuOps, AttentionSlidingWindowDecodeAndPrefill) {
   std::vector<uint16_t> kc16(kc.size()), vc16(vc.size());
   for (size_t i = 0; i < kc.size(); ++i)
     kc16[i] = sy::dtype::f32_to_f16(kc[i]), vc16[i] = sy::dtype::f32_to_f16(vc[i]);
+  const auto sink = rng.vec(H, -3, 3);
   for (const uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
-    for (uint64_t window : {1, 5, 16, 300}) {
-      SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, window " + std::to_string(window));
-      std::vector<float> out[2];
-      both([&](Handle& h, bool g) {
-        const bool f16 = kv == SY_DTYPE_F16;
-        sy_tensor tkc = f16 ? h.make(kc16, {W, bs * n_blocks}, kv) : h.make(kc, {W, bs * n_blocks});
-        sy_tensor tvc = f16 ? h.make(vc16, {W, bs * n_blocks}, kv) : h.make(vc, {W, bs * n_blocks});
-        sy_tensor tq = h.make(q, {D, H, T}), to = h.zeros({D, H, T});
-        sy_attention_args a{};
-        a.struct_size = sizeof a;
-        a.q = &tq, a.k_cache = &tkc, a.v_cache = &tvc, a.out = &to;
-        a.n_kv_head = (uint32_t)HK;
-        a.n_seqs = (uint32_t)n_seqs;
-        a.seq_token_start = start.data();
-        a.token_pos = pos.data();
-        a.block_tables = tables.data();
-        a.max_blocks_per_seq = (uint32_t)max_blocks;
-        a.block_size = (uint32_t)bs;
-        a.scale = 1.0f / std::sqrt((float)D);
-        a.window = window;
-        ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
-        out[g] = h.read(to);
-      });
-      EXPECT_TRUE(close(out[1], out[0], std::vector<double>(out[0].size(), 2.0)));  // max |v| = 2
-    }
+    for (uint64_t window : {0, 1, 5, 16, 300})
+      for (bool sinks : {false, true}) {  // gpt-oss's sinks (ABI 1.6)
+        SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, window " + std::to_string(window) +
+                     (sinks ? ", sinks" : ""));
+        std::vector<float> out[2];
+        both([&](Handle& h, bool g) {
+          const bool f16 = kv == SY_DTYPE_F16;
+          sy_tensor tkc =
+              f16 ? h.make(kc16, {W, bs * n_blocks}, kv) : h.make(kc, {W, bs * n_blocks});
+          sy_tensor tvc =
+              f16 ? h.make(vc16, {W, bs * n_blocks}, kv) : h.make(vc, {W, bs * n_blocks});
+          sy_tensor tq = h.make(q, {D, H, T}), to = h.zeros({D, H, T});
+          sy_attention_args a{};
+          a.struct_size = sizeof a;
+          a.q = &tq, a.k_cache = &tkc, a.v_cache = &tvc, a.out = &to;
+          a.n_kv_head = (uint32_t)HK;
+          a.n_seqs = (uint32_t)n_seqs;
+          a.seq_token_start = start.data();
+          a.token_pos = pos.data();
+          a.block_tables = tables.data();
+          a.max_blocks_per_seq = (uint32_t)max_blocks;
+          a.block_size = (uint32_t)bs;
+          a.scale = 1.0f / std::sqrt((float)D);
+          a.window = window;
+          sy_tensor ts = h.make(sink, {H});
+          if (sinks) a.sinks = &ts;
+          ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
+          out[g] = h.read(to);
+        });
+        EXPECT_TRUE(close(out[1], out[0], std::vector<double>(out[0].size(), 2.0)));  // max |v| = 2
+      }
+}
+
+// gpt-oss's clamped SwiGLU against cpu_ref, past both limits, in place on either input.
+TEST_P(GpuOps, SwigluOai) {
+  Rng rng(21);
+  const int64_t n = 70001;
+  const auto gv = rng.vec(n, -12, 12), uv = rng.vec(n, -12, 12);
+  for (int alias : {0, 1, 2}) {
+    SCOPED_TRACE("alias=" + std::to_string(alias));
+    std::vector<float> out[2];
+    both([&](Handle& h, bool g) {
+      sy_tensor tg = h.make(gv, {n}), tu = h.make(uv, {n});
+      sy_tensor ty = alias == 1 ? tg : alias == 2 ? tu : h.zeros({n});
+      const sy_swiglu_oai_args a{sizeof a, 0, &tg, &tu, &ty, 1.702f, 7.0f};
+      ASSERT_EQ(h.api().swiglu_oai(h.get(), &a), SY_OK) << h.error();
+      out[g] = h.read(ty);
+    });
+    EXPECT_TRUE(sy::test::close(out[1], out[0], abs_of(out[0]), kTol, 1e-30));
+  }
 }
 
 // Sigmoid and softmax gating with and without a selection bias: the bias chooses (a large one

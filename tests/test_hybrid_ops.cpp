@@ -391,7 +391,7 @@ TEST_P(HybridOps, MoeMatmulEveryDtypeBroadcastAndPerSlotInputs) {
   uint64_t seed = 40;
   for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_Q8_0, SY_DTYPE_Q4_0,
                          SY_DTYPE_Q5_1, SY_DTYPE_Q2_K, SY_DTYPE_Q3_K, SY_DTYPE_Q4_K, SY_DTYPE_Q5_K,
-                         SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS})
+                         SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS, SY_DTYPE_MXFP4})
     for (int64_t T : {1, 3, 9})  // decode, small batch (fused kernels), prefill (GEMM path)
       for (int64_t xs : {int64_t(1), k}) {
         const int64_t K = sy::dtype::block_elems(dtype) == 256 ? 256 : 64;

@@ -77,7 +77,8 @@ const std::vector<std::string> kPresets = {
     "falcon-h1-tiny", "lfm2-tiny",          "lfm2moe-tiny",    "qwen35-tiny",
     "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny",
     "qwen2-tiny",     "qwen2moe-tiny",      "mistral3-tiny",   "mistral3moe-tiny",
-    "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma3-tiny"};
+    "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma3-tiny",
+    "gpt-oss-tiny",   "gemma4-tiny"};
 
 std::string test_name(const std::string& s) {
   std::string name = s;
@@ -119,6 +120,35 @@ INSTANTIATE_TEST_SUITE_P(LlamaCpp, GeneratedFamily,
                                             std::get<1>(info.param));
                          });
 
+// An MXFP4 file from the writer (llama-quantize's MXFP4_MOE: experts MXFP4, the rest Q8_0)
+// against the Q8_0 file of the same weights: the experts' 4-bit error only, at most 2e-2 NMSE
+// and below the Q4_0 file's (every matrix 4-bit) against the same Q8_0 run.
+TEST(GeneratedFamilyMxfp4, AgreesWithQ8_0OfTheSameWeights) {
+  const std::vector<int32_t> prompt = {1, 17, 42, 99, 5, 23, 64, 100, 7, 3, 88, 12, 45, 77, 2, 9};
+  for (const char* backend : {"cpu_ref", "cpu_onednn"}) {
+    std::vector<float> logits[3];
+    const char* dtypes[3] = {"mxfp4_moe", "q8_0", "q4_0"};
+    for (int i = 0; i < 3; ++i) {
+      const fs::path& file = sy::test::generated_model_file("gpt-oss-tiny", dtypes[i], 7, "family");
+      auto f = sy::gguf::File::open(file);
+      if (i == 0) {  // the experts are MXFP4, nothing else is
+        for (const auto& t : f->tensors())
+          EXPECT_EQ(t.type == SY_DTYPE_MXFP4, t.name.find("_exps.weight") != std::string::npos)
+              << t.name;
+      }
+      sy::Backend b(sy::test::host().load(SY_PLUGIN_BACKEND, backend), {});
+      auto m = sy::model::load_model(*f, b);
+      logits[i] = sy::model::evaluate(*m, b, prompt, 0).logits;
+    }
+    const auto q8 = sy::test::widen(logits[1]);
+    const double mx = sy::test::nmse(logits[0], q8), q4 = sy::test::nmse(logits[2], q8);
+    EXPECT_LT(mx, 2e-2);
+    EXPECT_LT(mx, q4);
+    std::printf("gpt-oss-tiny vs q8_0 on %s: mxfp4_moe NMSE %.3g, q4_0 NMSE %.3g\n", backend, mx,
+                q4);
+  }
+}
+
 // Every family has its F32 fixture.
 TEST(GeneratedFamilyFixtures, EveryPresetHasItsF32Row) {
   const auto rows = manifest();
@@ -153,6 +183,11 @@ TEST_P(FamilyShape, KeysReadBackAndTheTableCountsTheFile) {
   EXPECT_FLOAT_EQ(got.rope_swa.freq_scale, want.rope_swa.freq_scale);
   EXPECT_EQ(got.ffn_act, want.ffn_act);
   EXPECT_FLOAT_EQ(got.logit_softcap, want.logit_softcap);
+  EXPECT_EQ(got.head_dim_swa, want.head_dim_swa);
+  EXPECT_EQ(got.kv_heads, want.kv_heads);
+  EXPECT_EQ(got.v_norm, want.v_norm);
+  EXPECT_EQ(got.rope_swa.n_rot, want.rope_swa.n_rot);
+  EXPECT_EQ(got.rope_swa.factors, want.rope_swa.factors);
   EXPECT_EQ(got.d_conv, want.d_conv);
   EXPECT_EQ(got.d_inner, want.d_inner);
   EXPECT_EQ(got.d_state, want.d_state);
@@ -294,6 +329,19 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
        "edited.gguf: gemma3.final_logit_softcapping must not be negative"},
       {"gemma3-tiny", [](auto& w) { w.set("gemma3.rope.freq_base_swa", Value::of_f32(0.0f)); },
        "edited.gguf: gemma3.rope.freq_base_swa must be positive"},
+      {"gpt-oss-tiny", [](auto& w) { w.set("gpt-oss.expert_count", Value::of_u32(0)); },
+       "edited.gguf: gpt-oss.expert_count must be positive"},
+      {"gpt-oss-tiny", [](auto& w) { w.set("gpt-oss.rope.freq_base_swa", Value::of_f32(-1.0f)); },
+       "edited.gguf: gpt-oss.rope.freq_base_swa must be positive"},
+      {"gemma4-tiny", [](auto& w) { w.set("gemma4.attention.shared_kv_layers", Value::of_u32(2)); },
+       "edited.gguf: gemma4.attention.shared_kv_layers = 2: KV shared across layers is not "
+       "implemented"},
+      {"gemma4-tiny",
+       [](auto& w) { w.set("gemma4.embedding_length_per_layer_input", Value::of_u32(8)); },
+       "edited.gguf: gemma4.embedding_length_per_layer_input = 8: per-layer input embeddings are "
+       "not implemented"},
+      {"gemma4-tiny", [](auto& w) { w.set("gemma4.rope.dimension_count_swa", Value::of_u32(8)); },
+       "edited.gguf: gemma4.rope.dimension_count_swa (8) must be the head size (16)"},
   };
   for (const Refusal& c : cases) {
     SCOPED_TRACE(c.preset);

@@ -28,7 +28,8 @@ struct Rng : sy::test::XorShiftRng {
 
 const uint32_t kBlockTypes[] = {SY_DTYPE_Q4_0, SY_DTYPE_Q4_1, SY_DTYPE_Q5_0,   SY_DTYPE_Q5_1,
                                 SY_DTYPE_Q8_0, SY_DTYPE_Q2_K, SY_DTYPE_Q3_K,   SY_DTYPE_Q4_K,
-                                SY_DTYPE_Q5_K, SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS};
+                                SY_DTYPE_Q5_K, SY_DTYPE_Q6_K, SY_DTYPE_IQ4_NL, SY_DTYPE_IQ4_XS,
+                                SY_DTYPE_MXFP4};
 
 uint16_t f16_bits(float f) {
   const _Float16 h = (_Float16)f;
@@ -246,6 +247,31 @@ TEST(QuantFormats, Iq4LevelsAndScales) {
   }
 }
 
+// MXFP4: the codes are E2M1 (bit 3 the sign), the scale a bare power of two 2^(e - 127); the
+// quantizer picks e = floor(log2(max |x|)) - 2 and each value's nearest level.
+TEST(QuantFormats, Mxfp4LevelsAndScale) {
+  std::vector<uint8_t> b(17, 0);
+  b[0] = 127 + 3;  // 2^3
+  for (int j = 0; j < 16; ++j) b[1 + j] = (uint8_t)(j | (15 - j) << 4);
+  const auto v = library_decode(SY_DTYPE_MXFP4, b, 32);
+  const float e2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(v[j], 8.0f * e2m1[j]) << j;
+    EXPECT_EQ(v[16 + j], 8.0f * e2m1[15 - j]) << j;
+  }
+  // max |x| = 6: e = 127 + 2 - 2 (scale 1); 2.6 lies nearer 3 than 2, -0.2 nearer 0 than -0.5.
+  std::vector<float> x(32, 0.0f);
+  x[0] = 6.0f, x[1] = 2.6f, x[2] = -0.2f, x[3] = -6.0f;
+  std::vector<uint8_t> q(17);
+  dtype::row_from_f32(SY_DTYPE_MXFP4, x.data(), q.data(), 32);
+  EXPECT_EQ(q[0], 127);
+  const auto y = library_decode(SY_DTYPE_MXFP4, q, 32);
+  EXPECT_EQ(y[0], 6.0f);
+  EXPECT_EQ(y[1], 3.0f);
+  EXPECT_EQ(y[2], 0.0f);
+  EXPECT_EQ(y[3], -6.0f);
+}
+
 // ---- the reference quantizers ----
 
 struct RoundTrip {
@@ -263,6 +289,7 @@ const RoundTrip kRoundTrips[] = {
     {SY_DTYPE_Q5_0, 0.05},    {SY_DTYPE_Q5_K, 0.042}, {SY_DTYPE_Q4_1, 0.09},
     {SY_DTYPE_Q4_0, 0.1},     {SY_DTYPE_Q4_K, 0.083}, {SY_DTYPE_IQ4_NL, 0.089},
     {SY_DTYPE_IQ4_XS, 0.089}, {SY_DTYPE_Q3_K, 0.175}, {SY_DTYPE_Q2_K, 0.34},
+    {SY_DTYPE_MXFP4, 0.2},
 };
 
 TEST(QuantFormats, ReferenceQuantizersRoundTripWithinTheirError) {

@@ -170,7 +170,7 @@ TEST(QuantMix, FileTypesOfWholeBlocksRefuseOtherRows) {
     EXPECT_EQ(std::string(e.what()),
               "unknown dtype 'q4_k_xl' (expected f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, "
               "q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, "
-              "iq4_xs)");
+              "iq4_xs, mxfp4_moe)");
   }
 }
 

@@ -85,7 +85,8 @@ INSTANTIATE_TEST_SUITE_P(
                                      "llamacpp-qwen3next-moe.gguf", "llamacpp-qwen3-dense.gguf",
                                      "llamacpp-qwen3moe-moe.gguf", "llamacpp-qwen2-dense.gguf",
                                      "llamacpp-mistral3-dense.gguf", "llamacpp-granite-dense.gguf",
-                                     "llamacpp-phi3-dense.gguf", "llamacpp-gemma3-dense.gguf"),
+                                     "llamacpp-phi3-dense.gguf", "llamacpp-gemma3-dense.gguf",
+                                     "llamacpp-gpt-oss-moe.gguf", "llamacpp-gemma4-dense.gguf"),
                      testing::Values("cpu_ref", "cpu_onednn")),
     [](const auto& info) {
       std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);

@@ -50,6 +50,7 @@ REF(norm_kind, sy_norm_kind)                              /* since 1.5 */
 REF(norm_args, const sy_norm_args*)                       /* since 1.5 */
 REF(unary_kind, sy_unary_kind)                            /* since 1.5 */
 REF(unary_args, const sy_unary_args*)                     /* since 1.5 */
+REF(swiglu_oai_args, const sy_swiglu_oai_args*)           /* since 1.6 */
 /* scheduler.h */
 REF(request_state, sy_request_state)
 REF(sched_request, const sy_sched_request*)

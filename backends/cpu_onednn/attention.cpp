@@ -42,13 +42,14 @@ int64_t span_end(int64_t k0, int64_t k1, int64_t span) {
 }
 
 // out = the spans' outputs of each of `rows` heads weighted by their share of the softmax sum:
-// l e^(m - max m), over the sum of those.
-void merge_spans(const float* parts, int64_t spans, int64_t rows, int64_t d, float* out) {
+// l e^(m - max m), over the sum of those and of the head's sink (a span of l 1, no value).
+void merge_spans(const float* parts, int64_t spans, int64_t rows, int64_t d, const float* sinks,
+                 float* out) {
   const int64_t stride = rows * (d + 2);
   for (int64_t r = 0; r < rows; ++r) {
-    float mx = -INFINITY;
+    float mx = sinks ? sinks[r] : -INFINITY;
     for (int64_t i = 0; i < spans; ++i) mx = std::max(mx, parts[i * stride + rows * d + r]);
-    float total = 0.0f;
+    float total = sinks ? std::exp(sinks[r] - mx) : 0.0f;
     for (int64_t c = 0; c < d; ++c) out[r * d + c] = 0.0f;
     for (int64_t i = 0; i < spans; ++i) {
       const float* p = parts + i * stride;
@@ -169,6 +170,13 @@ void OnednnBackend::attention(const AttentionOp& op) {
                                       ml,
                                       ml + n_head};
       kernels_.attn_decode(a);
+      // A sink adds e^(sink - m) to each head's sum l: out = acc / l becomes acc / (l + that).
+      // A split query's spans merge with the sink below instead.
+      if (op.sinks && !part)
+        for (int64_t h = 0; h < n_head; ++h) {
+          const float l = ml[n_head + h], f = l / (l + std::exp(op.sinks[h] - ml[h]));
+          for (int64_t i = 0; i < d; ++i) op.out.f32()[h0 + h * d + i] *= f;
+        }
       return;
     }
 
@@ -183,8 +191,9 @@ void OnednnBackend::attention(const AttentionOp& op) {
       const float* src = op.q.f32() + (t * n_head + h) * d;
       for (int64_t i = 0; i < d; ++i) q[r * dp + i] = src[i] * op.scale;
       std::fill(q + r * dp + d, q + (r + 1) * dp, 0.0f);
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
+      // A sink starts the softmax as a key of logit sinks[h] and no value.
+      m[r] = op.sinks ? op.sinks[h] : -INFINITY;
+      l[r] = op.sinks ? 1.0f : 0.0f;
     }
     std::fill(o, o + rows * dp, 0.0f);
     std::fill(kt + d * bk, kt + dp * bk, 0.0f);  // padded head dims contribute nothing
@@ -232,7 +241,7 @@ void OnednnBackend::attention(const AttentionOp& op) {
   for (const AttnItem& w : attn_one_token_) {
     const int64_t spans = span_count(w.k0, w.k1, span);
     if (spans <= 1) continue;
-    merge_spans(attn_parts_.data() + part * n_head * (d + 2), spans, n_head, d,
+    merge_spans(attn_parts_.data() + part * n_head * (d + 2), spans, n_head, d, op.sinks,
                 op.out.f32() + w.t0 * n_head * d);
     part += spans;
   }

@@ -24,6 +24,7 @@ class OnednnBackend final : public plugin::Backend {
 
   SY_BACKEND_OP_OVERRIDES;
   SY_BACKEND_OP_OVERRIDES_1_5;
+  SY_BACKEND_OP_OVERRIDES_1_6;
   void flush() override;  // runs the queued GEMVs
   // Q4_K, Q8_0 and Q4_0 matrices of at least one whole group, on a path with their packed kernel
   // (8-bit activations): kernels/packed_layouts.h; everything else stays plain.

@@ -1,6 +1,7 @@
 // rms_norm, norm, rope, rope_ext, bias_scale, add, mul, swiglu, unary and softmax: AVX2 over a
 // row, the pool over rows when there are enough. Every loop reads an element before writing the
 // same index, so y == x is safe.
+#include <algorithm>
 #include <cmath>
 
 #include "onednn_backend.h"
@@ -209,6 +210,28 @@ void OnednnBackend::unary(const plugin::UnaryOp& op) {
         default:
           py[i] = r * r;
       }
+    }
+  });
+}
+
+void OnednnBackend::swiglu_oai(const plugin::SwigluOaiOp& op) {
+  const int64_t n = op.g.nelements();
+  const float *pg = op.g.f32(), *pu = op.u.f32();
+  float* py = op.y.f32();
+  const float alpha = op.alpha, limit = op.limit;
+  pool_.parallel_for(n, n >= kParallelMinValues ? 4096 : n, [&](int64_t i0, int64_t i1, int) {
+    const __m256 one = _mm256_set1_ps(1.0f), na = _mm256_set1_ps(-alpha),
+                 hi = _mm256_set1_ps(limit), lo = _mm256_set1_ps(-limit);
+    int64_t i = i0;
+    for (; i + 8 <= i1; i += 8) {
+      const __m256 x = _mm256_min_ps(_mm256_loadu_ps(pg + i), hi);
+      const __m256 u = _mm256_max_ps(_mm256_min_ps(_mm256_loadu_ps(pu + i), hi), lo);
+      const __m256 glu = _mm256_div_ps(x, _mm256_add_ps(one, exp_ps(_mm256_mul_ps(na, x))));
+      _mm256_storeu_ps(py + i, _mm256_mul_ps(glu, _mm256_add_ps(u, one)));
+    }
+    for (; i < i1; ++i) {
+      const float x = std::min(pg[i], limit), u = std::clamp(pu[i], -limit, limit);
+      py[i] = x / (1.0f + std::exp(-alpha * x)) * (u + 1.0f);
     }
   });
 }

@@ -29,7 +29,7 @@ const sy::plugin::PluginDesc kDesc = {
     /*kv_dtypes=*/(1ull << SY_DTYPE_F32) | (1ull << SY_DTYPE_F16),
     /*omit_ops=*/0,
     /*hybrid2_ops=*/true,
-    /*gemma_ops=*/true,
+    /*dense2_ops=*/true,
 };
 
 }  // namespace

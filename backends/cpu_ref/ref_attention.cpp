@@ -57,7 +57,9 @@ void RefBackend::attention(const AttentionOp& op) {
       for (int64_t h = 0; h < n_head; ++h) {
         const float* q = op.q.f32() + (t * n_head + h) * head_dim;
         const int64_t kv_off = (h / group) * head_dim;
-        double mx = -INFINITY;
+        // A sink joins the softmax as a key without a value (its logit is not scaled).
+        const double sink = op.sinks ? (double)op.sinks[h] : -INFINITY;
+        double mx = sink;
         for (int64_t p = first; p < len; ++p) {
           const int64_t slot =
               (int64_t)table[p / op.block_size] * op.block_size + p % op.block_size;
@@ -67,7 +69,7 @@ void RefBackend::attention(const AttentionOp& op) {
           score[p] = dot * op.scale;
           mx = std::fmax(mx, score[p]);
         }
-        double sum = 0.0;
+        double sum = op.sinks ? std::exp(sink - mx) : 0.0;
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t p = first; p < len; ++p) {
           const int64_t slot =

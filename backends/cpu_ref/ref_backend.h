@@ -14,6 +14,7 @@ class RefBackend final : public plugin::Backend {
  public:
   SY_BACKEND_OP_OVERRIDES;
   SY_BACKEND_OP_OVERRIDES_1_5;
+  SY_BACKEND_OP_OVERRIDES_1_6;
 };
 
 }  // namespace sy::cpu_ref

@@ -1,6 +1,7 @@
 // rms_norm, norm, rope, add, mul, swiglu, unary and softmax, computed in double; rope_ext and
 // bias_scale in F32, as llama.cpp computes them (their recipe is part of the op). Each reads an
 // element before writing the same element, so the allowed aliasing (y == x) is safe.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -142,6 +143,14 @@ double unary_of(uint32_t kind, double x) {
 void RefBackend::unary(const plugin::UnaryOp& op) {
   for (int64_t i = 0; i < op.x.nelements(); ++i)
     op.y.f32()[i] = (float)unary_of(op.kind, op.x.f32()[i]);
+}
+
+void RefBackend::swiglu_oai(const plugin::SwigluOaiOp& op) {
+  for (int64_t i = 0; i < op.g.nelements(); ++i) {
+    const double x = std::fmin((double)op.g.f32()[i], (double)op.limit);
+    const double u = std::clamp((double)op.u.f32()[i], -(double)op.limit, (double)op.limit);
+    op.y.f32()[i] = (float)(x * sigmoid(op.alpha * x) * (u + 1.0));
+  }
 }
 
 }  // namespace sy::cpu_ref

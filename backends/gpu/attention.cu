@@ -78,7 +78,7 @@ template <class KV>
 __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* vc, float* out,
                                         const int32_t* tokens, const int32_t* tok_seq,
                                         const int32_t* pos, Paging pg, int n_head, int group, int d,
-                                        float scale, int window) {
+                                        float scale, int window, const float* sinks) {
   __shared__ float w_m[kDecodeWarps], w_l[kDecodeWarps];
   __shared__ float w_acc[kDecodeWarps][kMaxHeadDim];
   const int h = blockIdx.x, t = tokens[blockIdx.y], seq = tok_seq[t];
@@ -106,10 +106,11 @@ __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* 
   for (int i = 0; i < kPerLane; ++i)
     if (lane + i * SY_WARP < d) w_acc[warp][lane + i * SY_WARP] = o.acc[i];
   __syncthreads();
-  float mx = -INFINITY;
+  // A sink is one more key, of logit sinks[h] and no value.
+  float mx = sinks ? sinks[h] : -INFINITY;
   // Finite: warp 0 saw the first position. A warp that saw none adds exp(-inf) = 0.
   for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, w_m[w]);
-  float l = 0.0f;
+  float l = sinks ? expf(sinks[h] - mx) : 0.0f;
   for (int w = 0; w < kDecodeWarps; ++w) l += w_l[w] * expf(w_m[w] - mx);
   float* ov = out + ((int64_t)t * n_head + h) * d;
   for (int i = threadIdx.x; i < d; i += blockDim.x) {
@@ -124,7 +125,8 @@ __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* 
 template <class KV>
 __global__ void attention_prefill_kernel(const float* q, const KV* kc, const KV* vc, float* out,
                                          const int32_t* tiles, const int32_t* pos, Paging pg,
-                                         int n_head, int group, int d, float scale, int window) {
+                                         int n_head, int group, int d, float scale, int window,
+                                         const float* sinks) {
   __shared__ float ks[kChunk][kMaxHeadDim];
   __shared__ float vs[kChunk][kMaxHeadDim];
   const int h = blockIdx.x;
@@ -140,6 +142,7 @@ __global__ void attention_prefill_kernel(const float* q, const KV* kc, const KV*
   for (int i = 0; i < kPerLane; ++i)
     qr[i] = lane + i * SY_WARP < d ? q[((int64_t)t * n_head + h) * d + lane + i * SY_WARP] : 0.0f;
   Online o;
+  if (sinks) o.m = sinks[h], o.l = 1.0f;  // the sink: a first key of no value
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) o.acc[i] = 0.0f;
   for (int c0 = lo; c0 < hi; c0 += kChunk) {
@@ -180,13 +183,13 @@ void launch_attention(const KV* kc, const KV* vc, const plugin::AttentionOp& op,
     const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_decode - t0));
     SY_LAUNCH(attention_decode_kernel<KV>, grid, kDecodeWarps * SY_WARP, stream, op.q.f32(), kc, vc,
               op.out.f32(), at(dec_at) + t0, at(seq_at), at(pos_at), pg, (int)n_head, group, (int)d,
-              op.scale, (int)op.window);
+              op.scale, (int)op.window, op.sinks);
   }
   for (size_t i0 = 0; i0 < n_tiles; i0 += 65535) {
     const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_tiles - i0));
     SY_LAUNCH(attention_prefill_kernel<KV>, grid, kTileQ * SY_WARP, stream, op.q.f32(), kc, vc,
               op.out.f32(), at(tile_at) + kTileInts * i0, at(pos_at), pg, (int)n_head, group,
-              (int)d, op.scale, (int)op.window);
+              (int)d, op.scale, (int)op.window, op.sinks);
   }
 }
 

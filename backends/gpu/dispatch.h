@@ -51,6 +51,7 @@ inline void need(bool ok, const char* op, const char* what, int64_t value, int64
     SY_WEIGHT_DTYPE_CASE(Q6_K, __VA_ARGS__)                                                  \
     SY_WEIGHT_DTYPE_CASE(IQ4_NL, __VA_ARGS__)                                                \
     SY_WEIGHT_DTYPE_CASE(IQ4_XS, __VA_ARGS__)                                                \
+    SY_WEIGHT_DTYPE_CASE(MXFP4, __VA_ARGS__)                                                 \
     default:                                                                                 \
       throw plugin::Error(SY_ERR_UNSUPPORTED, std::string(op) + ": weight dtype " +          \
                                                   std::to_string(dtype) + " not supported"); \

@@ -89,6 +89,7 @@ class GpuBackend final : public plugin::Backend {
 
   SY_BACKEND_OP_OVERRIDES;
   SY_BACKEND_OP_OVERRIDES_1_5;
+  SY_BACKEND_OP_OVERRIDES_1_6;
 
  private:
   struct BufferState {

@@ -189,7 +189,7 @@ extern const sy::plugin::PluginDesc kDesc = {
     /*kv_dtypes=*/sy::gpu::kKvDtypes,
     /*omit_ops=*/0,
     /*hybrid2_ops=*/true,
-    /*gemma_ops=*/true,
+    /*dense2_ops=*/true,
 };
 
 sy_status create_thunk(const sy_param* params, size_t n_params, sy_backend_t* out) {

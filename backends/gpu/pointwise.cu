@@ -139,6 +139,16 @@ __global__ void unary_kernel(const float* x, float* y, int64_t total, uint32_t k
   }
 }
 
+// gpt-oss's clamped SwiGLU: min(g, limit) gated by its sigmoid, times clamp(u) + 1.
+__global__ void swiglu_oai_kernel(const float* g, const float* u, float* y, int64_t n,
+                                  float alpha, float limit) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const float x = fminf(g[i], limit), up = fmaxf(fminf(u[i], limit), -limit);
+    y[i] = x / (1.0f + expf(-alpha * x)) * (up + 1.0f);
+  }
+}
+
 __global__ void swiglu_kernel(const float* gate, const float* up, float* y, int64_t n) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
@@ -251,6 +261,15 @@ void GpuBackend::mul(const Tensor& a, const Tensor& b, const Tensor& y) {
   SY_LAUNCH(mul_kernel, grid_for(n), kThreads, compute_, a.f32(), b.f32(), y.f32(), a.ne[0], n,
             b.ne[0] != a.ne[0]);
   launched("mul");
+}
+
+void GpuBackend::swiglu_oai(const plugin::SwigluOaiOp& op) {
+  const int64_t n = op.g.nelements();
+  if (n == 0) return;
+  begin_op({op.g.data, op.u.data, op.y.data});
+  SY_LAUNCH(swiglu_oai_kernel, grid_for(n), kThreads, compute_, op.g.f32(), op.u.f32(), op.y.f32(),
+            n, op.alpha, op.limit);
+  launched("swiglu_oai");
 }
 
 void GpuBackend::unary(const plugin::UnaryOp& op) {

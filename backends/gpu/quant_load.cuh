@@ -12,6 +12,7 @@ namespace sy::gpu {
 
 using dtype::BlockIq4Nl;
 using dtype::BlockIq4Xs;
+using dtype::BlockMxfp4;
 using dtype::BlockQ2K;
 using dtype::BlockQ3K;
 using dtype::BlockQ4_0;
@@ -32,6 +33,19 @@ constexpr uint64_t kIq4LevelsLo = pack_levels(0), kIq4LevelsHi = pack_levels(8);
 
 __device__ __forceinline__ float iq4_level(int code) {
   const uint64_t w = code < 8 ? kIq4LevelsLo : kIq4LevelsHi;
+  return (float)(int8_t)(uint8_t)(w >> (8 * (code & 7)));
+}
+
+// The 16 doubled E2M1 values of MXFP4, packed the same way.
+constexpr uint64_t pack_mxfp4(int first) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = v << 8 | (uint8_t)dtype::kMxfp4Levels[first + i];
+  return v;
+}
+constexpr uint64_t kMxfp4Lo = pack_mxfp4(0), kMxfp4Hi = pack_mxfp4(8);
+
+__device__ __forceinline__ float mxfp4_level(int code) {
+  const uint64_t w = code < 8 ? kMxfp4Lo : kMxfp4Hi;
   return (float)(int8_t)(uint8_t)(w >> (8 * (code & 7)));
 }
 
@@ -95,6 +109,11 @@ __device__ __forceinline__ float load_quant(const uint8_t* row, int64_t k) {
     const uint8_t ql = b->ql[64 * h + l + 32 * (p & 1)];
     const int q = ((p < 2 ? ql & 15 : ql >> 4) | ((b->qh[32 * h + l] >> (2 * p)) & 3) << 4) - 32;
     return __fmul_rn(__fmul_rn(sy_half_to_float(b->d), (float)b->scales[v / 16]), (float)q);
+  } else if constexpr (DT == SY_DTYPE_MXFP4) {
+    const BlockMxfp4* b = reinterpret_cast<const BlockMxfp4*>(row) + k / 32;
+    // 2^(e - 128), subnormal below e = 2 (ggml_e8m0_to_fp32_half; block_formats.h)
+    const uint32_t bits = b->e < 2 ? 0x00200000u << b->e : (uint32_t)(b->e - 1) << 23;
+    return __fmul_rn(mxfp4_level(nibble32(b->qs, (int)(k % 32))), __uint_as_float(bits));
   } else {
     static_assert(DT == SY_DTYPE_IQ4_XS, "load_quant: a weight dtype without a GPU decoder");
     const BlockIq4Xs* b = reinterpret_cast<const BlockIq4Xs*>(row) + k / 256;

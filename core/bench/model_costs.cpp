@@ -34,7 +34,9 @@ uint64_t active_params(const ModelDesc& d) {
 }
 
 uint64_t kv_bytes_per_token(const ModelDesc& d, uint32_t elem_bytes) {
-  return uint64_t(d.n_attn_layers()) * 2 * d.kv_width() * elem_bytes;
+  uint64_t floats = 0;
+  for (uint32_t w : d.kv_widths()) floats += w;
+  return 2 * floats * elem_bytes;
 }
 
 double kv_bytes_per_decode_step(const ModelDesc& d, uint32_t elem_bytes, uint64_t prompt_len,
@@ -46,10 +48,11 @@ double kv_bytes_per_decode_step(const ModelDesc& d, uint32_t elem_bytes, uint64_
 }
 
 double kv_bytes_at(const ModelDesc& d, uint32_t elem_bytes, uint64_t positions) {
-  double kept = 0;
-  for (const model::LayerSpec& s : d.layers)
-    if (s.has_attention()) kept += double(d.attended(s, positions));
-  return kept * 2.0 * d.kv_width() * elem_bytes;
+  double floats = 0;
+  for (uint32_t il = 0; il < d.layers.size(); ++il)
+    if (d.layers[il].has_attention())
+      floats += double(d.attended(d.layers[il], positions)) * d.kv_width_at(il);
+  return floats * 2.0 * elem_bytes;
 }
 
 uint64_t state_bytes_per_seq(const ModelDesc& d) {
@@ -67,8 +70,9 @@ double flops_per_token(const ModelDesc& d, uint64_t pos, bool with_output) {
   double macs = double(active_params(d)) - VE + (d.tied_output ? VE : 0.0);
   if (!with_output) macs -= VE;
   double mixers = 0;
-  for (const model::LayerSpec& s : d.layers) {
-    if (s.has_attention()) mixers += 4.0 * d.q_width() * double(d.attended(s, pos + 1));
+  for (uint32_t il = 0; il < d.layers.size(); ++il) {
+    const model::LayerSpec& s = d.layers[il];
+    if (s.has_attention()) mixers += 4.0 * d.q_width_at(il) * double(d.attended(s, pos + 1));
     const double conv = 2.0 * d.d_conv * double(d.conv_channels());
     switch (s.mixer) {
       case model::Mixer::ssm:

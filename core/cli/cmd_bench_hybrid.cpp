@@ -240,8 +240,8 @@ int cmd_bench_hybrid(int argc, char** argv) {
     const uint32_t bs = 16;
     const uint32_t blocks =
         std::max((max_len + bs - 1) / bs, kBatch * ((lengths.front() + decode + bs - 1) / bs));
-    m.cache = std::make_unique<model::KvCache>(*m.backend, m.model->info().n_attn_layers,
-                                               m.model->info().kv_row_width, bs, blocks, kv_dtype);
+    m.cache = std::make_unique<model::KvCache>(*m.backend, m.model->info().kv_row_widths, bs,
+                                               blocks, kv_dtype);
     measure_decode(m, 1, 64, 2, chunk);  // warm-up: primitives, pages
   }
 

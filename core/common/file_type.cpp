@@ -14,7 +14,8 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 const FileType* find_file_type(std::string_view name) {
-  const std::string want = lower(name);
+  std::string want = lower(name);
+  if (want == "mxfp4") want = "mxfp4_moe";  // llama.cpp's only MXFP4 file type
   for (const FileType& f : kFileTypes)
     if (lower(f.name) == want) return &f;
   return nullptr;

@@ -77,15 +77,16 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   uint32_t blocks = config.engine.kv_blocks;
   if (blocks == 0) {
     // Enough for max_seqs full contexts, capped at 1 GiB of cache but never below one context.
+    uint64_t floats = 0;  // per position, over the attention layers
+    for (uint32_t w : mi.kv_row_widths) floats += w;
     const uint64_t per_block = std::max<uint64_t>(
-        1, uint64_t(bs) * mi.kv_row_width * model::kv_elem_bytes(config.engine.kv_dtype) * 2 *
-               mi.n_attn_layers);
+        1, uint64_t(bs) * floats * model::kv_elem_bytes(config.engine.kv_dtype) * 2);
     const uint64_t per_ctx = (ctx + bs - 1) / bs;
     blocks = static_cast<uint32_t>(std::max<uint64_t>(
         per_ctx, std::min<uint64_t>(per_ctx * config.engine.max_seqs, (1ull << 30) / per_block)));
   }
-  v->cache = std::make_unique<model::KvCache>(*v->backend, mi.n_attn_layers, mi.kv_row_width, bs,
-                                              blocks, config.engine.kv_dtype);
+  v->cache = std::make_unique<model::KvCache>(*v->backend, mi.kv_row_widths, bs, blocks,
+                                              config.engine.kv_dtype);
   v->scheduler = isolated
                      ? make_process_scheduler(isolated_path, config.scheduler.params)
                      : std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);

@@ -67,8 +67,10 @@ std::vector<std::string> Backend::missing_ops(const OpNeeds& needs) const {
       missing.push_back("moe_matmul with per-expert bias, scale or stride (ABI 1.5)");
   }
   // Unary kinds added in 1.6: an older plugin refuses them mid-forward.
-  if (SY_VERSION_MINOR(plugin_->abi_version()) < 6 && needs.unary_1_6)
-    missing.push_back("unary with gelu or tanh (ABI 1.6)");
+  if (SY_VERSION_MINOR(plugin_->abi_version()) < 6) {
+    if (needs.unary_1_6) missing.push_back("unary with gelu or tanh (ABI 1.6)");
+    if (needs.attention_sinks) missing.push_back("attention with sinks (ABI 1.6)");
+  }
   return missing;
 }
 

@@ -102,15 +102,20 @@ OpNeeds DecoderModel::op_needs() const {
     n.moe |= L.spec.ffn == FfnKind::moe;
     if (L.spec.ffn == FfnKind::moe) {
       n.moe_routing_1_5 |= d_.moe_gating == MoeGating::sigmoid || L.moe.selection_bias;
-      n.moe_experts_1_5 |=
-          L.moe.expert_stride || L.moe.gate_scale || L.moe.up_scale || L.moe.down_scale;
+      n.moe_experts_1_5 |= L.moe.expert_stride || L.moe.gate_scale || L.moe.up_scale ||
+                           L.moe.down_scale || L.moe.up_bias;
+      n.bias_scale |= L.moe.router_bias != nullptr;
+      n.swiglu_oai |= d_.ffn_act == FfnAct::swiglu_oai;
     }
     rope_ext |= L.spec.has_attention();
+    n.mul |= L.out_scale != nullptr;
+    n.norm |= L.spec.has_attention() && d_.v_norm;
+    n.attention_sinks |= L.attn.sinks != nullptr;
   }
   n.attention_window = d_.window > 0;
   n.rope_ext = rope_ext && d_.rope.enabled && (!d_.rope.plain() || w_.rope_freqs != nullptr);
-  n.bias_scale = w_.any_epilogue() || d_.embedding_scale != 0.0f || d_.residual_scale != 0.0f ||
-                 d_.logit_scale != 0.0f || w_.output_bias;
+  n.bias_scale |= w_.any_epilogue() || d_.embedding_scale != 0.0f || d_.residual_scale != 0.0f ||
+                  d_.logit_scale != 0.0f || w_.output_bias;
   n.mul |= d_.attn_temp_scale != 0.0f;
   n.unary_1_6 |= d_.logit_softcap != 0.0f;
   n.unary |= d_.logit_softcap != 0.0f;
@@ -124,7 +129,8 @@ void DecoderModel::fill_info() {
   info_.n_ctx = d_.n_ctx;
   info_.n_layer = d_.n_layer;
   info_.n_attn_layers = d_.n_attn_layers();
-  info_.kv_row_width = info_.n_attn_layers ? d_.kv_width() : 0;
+  info_.kv_row_widths = d_.kv_widths();
+  for (uint32_t w : info_.kv_row_widths) info_.kv_row_width = std::max(info_.kv_row_width, w);
   info_.state_bytes_per_seq = state_.bytes_per_seq();
   info_.n_expert = moe_ ? d_.n_expert : 0;
   info_.n_expert_used = moe_ ? d_.n_expert_used : 0;

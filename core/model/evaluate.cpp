@@ -13,7 +13,7 @@ Evaluation evaluate(Model& model, Backend& backend, const std::vector<int32_t>& 
   const ModelInfo& mi = model.info();
   const uint32_t total = static_cast<uint32_t>(prompt.size()) + n_greedy;
   constexpr uint32_t kBlock = 16;
-  KvCache cache(backend, mi.n_attn_layers, mi.kv_row_width, kBlock, (total + kBlock - 1) / kBlock);
+  KvCache cache(backend, mi.kv_row_widths, kBlock, (total + kBlock - 1) / kBlock);
   std::vector<int32_t> blocks;
   if (!cache.pool().allocate(cache.blocks_for(total), blocks))
     throw std::logic_error("evaluate: KV cache too small");

@@ -130,17 +130,25 @@ void check_kv_dtype(const Backend& backend, uint32_t dtype) {
 
 KvCache::KvCache(Backend& backend, uint32_t n_layer, uint32_t row_width, uint32_t block_size,
                  uint32_t n_blocks, uint32_t dtype)
-    : row_width_(row_width), block_size_(block_size), dtype_(dtype), pool_(n_blocks) {
+    : KvCache(backend, std::vector<uint32_t>(n_layer, row_width), block_size, n_blocks, dtype) {}
+
+KvCache::KvCache(Backend& backend, const std::vector<uint32_t>& row_widths, uint32_t block_size,
+                 uint32_t n_blocks, uint32_t dtype)
+    : row_width_(0), block_size_(block_size), dtype_(dtype), pool_(n_blocks) {
   check_kv_dtype(backend, dtype);
   const uint64_t slots = static_cast<uint64_t>(block_size) * n_blocks;
-  const uint64_t layer_bytes = slots * row_width * kv_elem_bytes(dtype);
-  bytes_ = 2 * layer_bytes * n_layer;
+  uint64_t floats = 0;  // per slot, over the layers
+  for (uint32_t w : row_widths) floats += w, row_width_ = std::max(row_width_, w);
+  const uint64_t total = slots * floats * kv_elem_bytes(dtype);
+  bytes_ = 2 * total;
   if (bytes_ == 0) return;  // no attention layers: the cache only hands out block ids
-  kbuf_ = backend.alloc(layer_bytes * n_layer);
-  vbuf_ = backend.alloc(layer_bytes * n_layer);
-  for (uint32_t l = 0; l < n_layer; ++l) {
-    k_.push_back(make_tensor(*kbuf_, dtype, {row_width, (int64_t)slots}, l * layer_bytes));
-    v_.push_back(make_tensor(*vbuf_, dtype, {row_width, (int64_t)slots}, l * layer_bytes));
+  kbuf_ = backend.alloc(total);
+  vbuf_ = backend.alloc(total);
+  uint64_t at = 0;
+  for (uint32_t w : row_widths) {
+    k_.push_back(make_tensor(*kbuf_, dtype, {w, (int64_t)slots}, at));
+    v_.push_back(make_tensor(*vbuf_, dtype, {w, (int64_t)slots}, at));
+    at += slots * w * kv_elem_bytes(dtype);
   }
 }
 

@@ -101,9 +101,12 @@ class KvCache {
   // naming the backend).
   KvCache(Backend& backend, uint32_t n_layer, uint32_t row_width, uint32_t block_size,
           uint32_t n_blocks, uint32_t dtype = SY_DTYPE_F32);
+  // Rows of their own width per layer (Gemma 4's local and global layers differ).
+  KvCache(Backend& backend, const std::vector<uint32_t>& row_widths, uint32_t block_size,
+          uint32_t n_blocks, uint32_t dtype = SY_DTYPE_F32);
   uint32_t dtype() const { return dtype_; }
   uint32_t block_size() const { return block_size_; }
-  uint32_t row_width() const { return row_width_; }
+  uint32_t row_width() const { return row_width_; }  // the widest layer's
   BlockPool& pool() { return pool_; }
   const BlockPool& pool() const { return pool_; }
   const sy_tensor& k(uint32_t layer) const { return k_[layer]; }

@@ -56,9 +56,10 @@ class MetadataReader {
       const gguf::Value& e = v->array[l];
       const bool sgn = e.type == gguf::ValueType::INT8 || e.type == gguf::ValueType::INT16 ||
                        e.type == gguf::ValueType::INT32 || e.type == gguf::ValueType::INT64;
+      // Booleans count as 0 and 1 (Gemma 4's sliding_window_pattern, as llama.cpp's get_arr).
       const bool integer = sgn || e.type == gguf::ValueType::UINT8 ||
                            e.type == gguf::ValueType::UINT16 || e.type == gguf::ValueType::UINT32 ||
-                           e.type == gguf::ValueType::UINT64;
+                           e.type == gguf::ValueType::UINT64 || e.type == gguf::ValueType::BOOL;
       if (!integer) throw fail("key " + key + " must be an array of integers");
       if (sgn ? (e.i < 0 || e.i > INT32_MAX) : e.u > UINT32_MAX)
         throw fail("key " + key + "[" + std::to_string(l) + "] is out of range");

@@ -47,7 +47,8 @@ struct ModelInfo {
   uint32_t n_ctx = 0;
   uint32_t n_layer = 0;
   uint32_t n_attn_layers = 0;     // layers that use the KV cache
-  uint32_t kv_row_width = 0;      // floats per cached key (and value) per attention layer
+  uint32_t kv_row_width = 0;      // floats per cached key (and value): the widest layer's
+  std::vector<uint32_t> kv_row_widths;  // per attention layer (Gemma 4's differ)
   uint64_t state_bytes_per_seq = 0;  // recurrent state of one sequence (0: none)
   uint64_t n_params = 0;
   uint64_t n_active_params = 0;   // per token (MoE: only the selected experts)

@@ -22,6 +22,13 @@ uint32_t ModelDesc::n_moe_layers() const {
       layers.begin(), layers.end(), [](const LayerSpec& s) { return s.ffn == FfnKind::moe; }));
 }
 
+std::vector<uint32_t> ModelDesc::kv_widths() const {
+  std::vector<uint32_t> w;
+  for (uint32_t il = 0; il < layers.size(); ++il)
+    if (layers[il].has_attention()) w.push_back(kv_width_at(il));
+  return w;
+}
+
 std::vector<bool> ModelDesc::recurrent() const {
   std::vector<bool> r;
   for (const LayerSpec& s : layers) r.push_back(s.has_state());

@@ -49,14 +49,15 @@ struct RopeParams {
   float attn_factor = 1.0f;
   float beta_fast = 32.0f, beta_slow = 1.0f;
   uint32_t n_ctx_orig = 0;
+  bool factors = true;  // the model's rope_freqs apply (Gemma 4: only its global layers')
   // The 1.0 rope op computes this rotation (no YaRN, unit magnitude; frequency factors aside).
   bool plain() const { return ext_factor == 0.0f && attn_factor == 1.0f; }
 };
 
 // How MoE layers route (llama.cpp build_moe_ffn's arguments).
 enum class MoeGating : uint8_t { softmax, sigmoid };
-// Gated SiLU, ungated max(x, 0)^2, or gated GELU (tanh approximation).
-enum class FfnAct : uint8_t { swiglu, relu_sqr, geglu };
+// Gated SiLU, ungated max(x, 0)^2, gated GELU (tanh approximation), or gpt-oss's clamped SwiGLU.
+enum class FfnAct : uint8_t { swiglu, relu_sqr, geglu, swiglu_oai };
 
 struct ModelDesc {
   std::string arch;  // general.architecture
@@ -65,8 +66,12 @@ struct ModelDesc {
   bool tied_output = false;
   std::vector<LayerSpec> layers;
 
-  // Attention layers (all alike).
+  // Attention layers: alike, but for Gemma 4's local layers' head size (head_dim_swa, 0: the
+  // same) and its per-layer KV head counts (kv_heads, empty: n_head_kv everywhere).
   uint32_t n_head = 0, n_head_kv = 0, head_dim = 0;
+  uint32_t head_dim_swa = 0;
+  std::vector<uint32_t> kv_heads;
+  bool v_norm = false;      // Gemma 4: V RMS-normed per head without a weight
   float attn_scale = 0.0f;  // the softmax scale of q.k
   RopeParams rope;
   // The sliding window of the attention layers whose spec says swa (0: none), and their RoPE
@@ -115,6 +120,15 @@ struct ModelDesc {
   }
   uint32_t q_width() const { return head_dim * n_head; }
   uint32_t kv_width() const { return head_dim * n_head_kv; }
+  // Layer il's head size, KV heads and widths.
+  uint32_t head_dim_at(uint32_t il) const {
+    return layers[il].swa && head_dim_swa ? head_dim_swa : head_dim;
+  }
+  uint32_t n_head_kv_at(uint32_t il) const { return kv_heads.empty() ? n_head_kv : kv_heads[il]; }
+  uint32_t q_width_at(uint32_t il) const { return head_dim_at(il) * n_head; }
+  uint32_t kv_width_at(uint32_t il) const { return head_dim_at(il) * n_head_kv_at(il); }
+  // Every attention layer's KV width, in layer order (the KV cache's rows).
+  std::vector<uint32_t> kv_widths() const;
   // F32 floats of one sequence's recurrent state in one recurrent layer, as llama.cpp sizes them
   // (llama_hparams::n_embd_r / n_embd_s): the conv's last d_conv - 1 inputs of every channel
   // (x, B and C for Mamba-2; q, k and v for a gated delta net), then the scan state.

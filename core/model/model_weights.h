@@ -28,6 +28,7 @@ struct LayerWeights {
   // Gemma's norms of the mixer's and the FFN's outputs before the residual add, or null.
   const sy_tensor* attn_post_norm = nullptr;
   const sy_tensor* ffn_post_norm = nullptr;
+  const sy_tensor* out_scale = nullptr;  // F32 {1}: Gemma 4's scale of the layer's output, or null
   FfnWeights ffn;
   MoeWeights moe;
 };

@@ -72,6 +72,11 @@ constexpr KeyName kKeys[] = {
     {Key::sliding_window_pattern, true, "attention.sliding_window_pattern"},
     {Key::rope_freq_base_swa, true, "rope.freq_base_swa"},
     {Key::final_logit_softcapping, true, "final_logit_softcapping"},
+    {Key::key_length_swa, true, "attention.key_length_swa"},
+    {Key::value_length_swa, true, "attention.value_length_swa"},
+    {Key::rope_dimension_count_swa, true, "rope.dimension_count_swa"},
+    {Key::shared_kv_layers, true, "attention.shared_kv_layers"},
+    {Key::embedding_length_per_layer_input, true, "embedding_length_per_layer_input"},
 };
 static_assert(std::size(kKeys) == static_cast<size_t>(Key::count), "a Key without a name");
 
@@ -140,6 +145,8 @@ constexpr TensorName kTensors[] = {
     {Tensor::nextn_shared_head_head, "nextn.shared_head_head"},
     {Tensor::nextn_shared_head_norm, "nextn.shared_head_norm"},
     {Tensor::post_ffw_norm, "post_ffw_norm"},
+    {Tensor::attn_sinks, "attn_sinks"},
+    {Tensor::layer_output_scale, "layer_output_scale"},
 };
 static_assert(std::size(kTensors) == static_cast<size_t>(Tensor::count), "a Tensor without a name");
 

@@ -69,6 +69,11 @@ enum class Key : uint16_t {
   sliding_window_pattern,
   rope_freq_base_swa,
   final_logit_softcapping,
+  key_length_swa,
+  value_length_swa,
+  rope_dimension_count_swa,
+  shared_kv_layers,
+  embedding_length_per_layer_input,
   count
 };
 
@@ -142,7 +147,9 @@ enum class Tensor : uint16_t {
   nextn_embed_tokens,
   nextn_shared_head_head,
   nextn_shared_head_norm,
-  post_ffw_norm,  // Gemma's norm of the FFN output
+  post_ffw_norm,       // Gemma's norm of the FFN output
+  attn_sinks,          // gpt-oss's sink logit per head
+  layer_output_scale,  // Gemma 4's scale of a layer's output
   count
 };
 

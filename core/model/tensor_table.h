@@ -27,6 +27,7 @@ struct Init {
     dt_bias,    // Mamba's dt init: softplus(bias) log-uniform in [1e-3, 1e-1]
     a_log,      // Mamba-1's S4D-real A = -exp(log(n + 1) + 0.1 N), n = index mod stddev
     a_head,     // one decay per head: A = -exp(U[log 1, log 16]) (Mamba-2, gated delta nets)
+    rope_quarter,  // Gemma 4's rope_freqs: 1 for the first quarter of the pairs, then 1e30
   };
   Kind kind = matrix;
   float stddev = 0.0f;  // normal: the deviation; a_log: d_state

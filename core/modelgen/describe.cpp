@@ -168,9 +168,9 @@ ModelDesc describe(const ModelShape& s) {
     d.d_inner = s.n_embd;
     attention_sizes(s, d, true, true);
     if (d.q_width() != s.n_embd) bad("lfm2 needs n_head * head_dim = n_embd");
+    d.rope_swa = d.rope;
     if (s.arch == "lfm2") {
       d.window = s.window;
-      d.rope_swa = d.rope;
     } else {
       moe_sizes(s, d);
       d.moe_gating = s.moe_sigmoid ? MoeGating::sigmoid : MoeGating::softmax;
@@ -233,6 +233,49 @@ ModelDesc describe(const ModelShape& s) {
       d.logit_scale = s.logit_scale;
     }
     layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::dense);
+    return d;
+  }
+  if (s.arch == "gpt-oss") {
+    attention_sizes(s, d, true, true);
+    moe_sizes(s, d);
+    if (!s.n_expert) bad("gpt-oss needs n_expert");
+    if (s.n_ff_shexp) bad("gpt-oss has no shared expert");
+    if (s.tied_output) bad("gpt-oss has its own output matrix");
+    if (s.n_rot && s.n_rot != d.head_dim) bad("gpt-oss rotates whole heads");
+    if (!s.window) bad("gpt-oss needs a window");
+    d.n_ff = d.n_ff_exp;
+    d.ffn_act = FfnAct::swiglu_oai;
+    layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::moe);
+    d.window = s.window;
+    d.rope_swa = d.rope;
+    for (uint32_t l = 0; l < s.n_layer; ++l) d.layers[l].swa = l % 2 == 0;  // period 2
+    return d;
+  }
+  if (s.arch == "gemma4") {
+    attention_sizes(s, d, true, true);
+    if (s.n_expert) bad("gemma4's MoE layers are not implemented");
+    if (s.n_rot && s.n_rot != d.head_dim) bad("gemma4 rotates whole heads");
+    if (!s.window) bad("gemma4 needs a window");
+    d.head_dim_swa = s.head_dim_swa ? s.head_dim_swa : d.head_dim;
+    if (d.head_dim % 8 || d.head_dim_swa % 2) bad("gemma4 needs head_dim a multiple of 8");
+    d.ffn_act = FfnAct::geglu;
+    d.embedding_scale = std::sqrt(float(s.n_embd));
+    d.attn_scale = 1.0f;
+    d.v_norm = true;
+    d.logit_softcap = s.logit_softcap;
+    layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::dense);
+    d.window = s.window;
+    const uint32_t period = s.window_period ? s.window_period : 6;
+    const uint32_t kv_global = s.n_head_kv_global ? s.n_head_kv_global : s.n_head_kv;
+    if (s.n_head % kv_global) bad("n_head_kv_global must divide n_head");
+    for (uint32_t l = 0; l < s.n_layer; ++l) {
+      d.layers[l].swa = l % period < period - 1;
+      d.kv_heads.push_back(d.layers[l].swa ? s.n_head_kv : kv_global);
+    }
+    d.rope_swa = d.rope;
+    d.rope_swa.n_rot = d.head_dim_swa;
+    d.rope_swa.freq_base = s.rope_freq_base_swa != 0.0f ? s.rope_freq_base_swa : 10000.0f;
+    d.rope_swa.factors = false;
     return d;
   }
   if (s.arch == "gemma3") {
@@ -302,7 +345,7 @@ bool is_generated_arch(const std::string& arch) {
 std::string generated_archs() {
   return "llama, mamba, jamba, mamba2, granitehybrid, nemotron_h, nemotron_h_moe, falcon-h1, "
          "lfm2, lfm2moe, qwen35, qwen35moe, qwen3next, qwen3, qwen3moe, qwen2, qwen2moe, mistral3, "
-         "granite, granitemoe, phi3, gemma3";
+         "granite, granitemoe, phi3, gemma3, gpt-oss, gemma4";
 }
 
 }  // namespace sy::model

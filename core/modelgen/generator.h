@@ -47,6 +47,10 @@ struct ModelShape {
   uint32_t window_period = 0;
   float rope_freq_base_swa = 0.0f;
   float logit_softcap = 0.0f;
+  // Gemma 4: the local layers' head size (0: head_dim) and the global layers' KV heads
+  // (0: n_head_kv).
+  uint32_t head_dim_swa = 0;
+  uint32_t n_head_kv_global = 0;
   bool rope = true;  // granitehybrid: false writes rope.scaling.finetuned = false (NoPE)
   float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f, attention_scale = 0.0f;
   // Mistral 3's attention temperature tuning of q (0: off), floored every attn_temp_floor

@@ -62,6 +62,10 @@ uint32_t QuantMix::chosen(const std::string& name, int64_t ne0) const {
   const int layer = layer_of(name);
   const bool has_output = !d_.tied_output;
   const uint32_t n_expert = d_.n_expert;
+  if (is("MXFP4_MOE")) {  // experts MXFP4, every other matrix Q8_0 (the output too)
+    const bool experts = contains(name, "_exps.weight");
+    return experts ? (uint32_t)SY_DTYPE_MXFP4 : (uint32_t)SY_DTYPE_Q8_0;
+  }
   if (name == "output.weight" || (!has_output && name == "token_embd.weight")) {
     if (ne0 % dtype::block_elems(base)) return SY_DTYPE_Q8_0;
     return base == SY_DTYPE_Q8_0 ? base : (uint32_t)SY_DTYPE_Q6_K;

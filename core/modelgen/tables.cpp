@@ -51,6 +51,8 @@ float WriteTable::value(const Init& init, int64_t fan_in, int64_t index) {
     case Init::a_head:
       // Mamba-2's A_log = log(U[1, 16]) per head; the file stores A = -exp(A_log).
       return -(1.0f + 15.0f * rng_.uniform());
+    case Init::rope_quarter:  // fan_in: the pairs; a factor of 1e30 leaves a pair unrotated
+      return index < fan_in / 4 ? 1.0f : 1e30f;
   }
   return 0.0f;
 }

@@ -196,6 +196,7 @@ SY_RUN_ARGS_OP(ssm_scan2, sy_ssm_scan2_args)
 SY_RUN_ARGS_OP(gated_delta_net, sy_gated_delta_net_args)
 SY_RUN_ARGS_OP(norm, sy_norm_args)
 SY_RUN_ARGS_OP(unary, sy_unary_args)
+SY_RUN_ARGS_OP(swiglu_oai, sy_swiglu_oai_args)
 #undef SY_RUN_ARGS_OP
 
 // A new owned, 64-byte aligned buffer marked packed, or none when the backend keeps w as it is.
@@ -270,7 +271,9 @@ uint64_t omitted_ops(const PluginDesc& desc) {
   constexpr uint64_t kHybrid2 = op_bit(OpIndex::ssm_scan2) | op_bit(OpIndex::gated_delta_net) |
                                 op_bit(OpIndex::norm) | op_bit(OpIndex::mul) |
                                 op_bit(OpIndex::unary);
-  return desc.omit_ops | (desc.hybrid_ops ? 0 : kHybrid) | (desc.hybrid2_ops ? 0 : kHybrid2);
+  constexpr uint64_t kDense2 = op_bit(OpIndex::swiglu_oai);
+  return desc.omit_ops | (desc.hybrid_ops ? 0 : kHybrid) | (desc.hybrid2_ops ? 0 : kHybrid2) |
+         (desc.dense2_ops ? 0 : kDense2);
 }
 
 sy_backend_iface make_backend_iface(sy_status (*create)(const sy_param*, size_t, sy_backend_t*),

@@ -74,9 +74,9 @@ sy_status plugin_entry(const PluginDesc& desc, const sy_backend_iface* iface,
                    desc.description,
                    desc.capabilities,
                    0,
-                   !desc.hybrid2_ops ? 4u
-                   : !desc.gemma_ops ? 5u
-                                     : 0u};
+                   !desc.hybrid2_ops  ? 4u
+                   : !desc.dense2_ops ? 5u
+                                      : 0u};
   const sy_status handshake =
       plugin_entry(about, SY_PLUGIN_BACKEND, iface, host_abi_version, host, info);
   if (handshake != SY_OK || !desc.load_check) return handshake;

@@ -53,6 +53,9 @@ void Backend::mul(const Tensor&, const Tensor&, const Tensor&) {
 void Backend::unary(const UnaryOp&) {
   unsupported(*this, "unary");
 }
+void Backend::swiglu_oai(const SwigluOaiOp&) {
+  unsupported(*this, "swiglu_oai");
+}
 uint64_t Backend::packed_size(const Tensor&) {
   return 0;
 }

@@ -178,8 +178,11 @@ class Checker {
     out.data = static_cast<uint8_t*>(buf->data) + t->offset;
     out.packed = buf->packed;
     for (int i = 0; i < 4; ++i) out.ne[i] = t->ne[i];
-    // Kernels use typed pointers; a misaligned float* is undefined behaviour in C++.
-    const unsigned align = t->dtype == SY_DTYPE_F32 || t->dtype == SY_DTYPE_I32 ? 4 : 2;
+    // Kernels use typed pointers; a misaligned float* is undefined behaviour in C++. MXFP4's
+    // 17-byte blocks are bytes only, so its rows may start anywhere.
+    const unsigned align = t->dtype == SY_DTYPE_F32 || t->dtype == SY_DTYPE_I32 ? 4
+                           : t->dtype == SY_DTYPE_MXFP4                         ? 1
+                                                                                : 2;
     if (bytes > 0 && (uintptr_t)out.data % align != 0)
       fail(SY_ERR_INVALID_ARG, "%s data at offset %" PRIu64 " is not %u-byte aligned", name,
            t->offset, align);
@@ -459,6 +462,17 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
     if (args->window > INT32_MAX)
       c.fail(SY_ERR_INVALID_ARG, "window=%" PRIu64 " is above %d", args->window, INT32_MAX);
     op.window = static_cast<uint32_t>(args->window);
+  }
+  if (SY_ARGS_COVER(args, sy_attention_args, sinks) && args->sinks) {
+    if (!(be.desc && be.desc->dense2_ops))
+      c.fail(SY_ERR_UNSUPPORTED, "attention sinks need ABI 1.6, which %s does not implement",
+             be.desc ? be.desc->name : "this backend");
+    const Tensor s = c.f32("sinks", args->sinks);
+    c.dim_is("sinks", s, 1, 1);
+    if (s.ne[0] != n_head)
+      c.fail(SY_ERR_INVALID_ARG, "sinks has ne[0]=%" PRId64 " but q has %" PRId64 " heads", s.ne[0],
+             n_head);
+    op.sinks = s.f32();
   }
 
   const uint32_t* st = op.seq_token_start;
@@ -864,12 +878,26 @@ BinaryArgs mul(const Backend& be, const sy_tensor* a, const sy_tensor* b, const 
 UnaryOp unary(const Backend& be, const sy_unary_args* args) {
   Checker c(be, "unary");
   c.args_header(args, args ? args->struct_size : 0, sizeof(sy_unary_args));
-  // The 1.6 kinds are kinds only to a plugin that speaks 1.6 (PluginDesc::gemma_ops).
-  const uint32_t last = be.desc && be.desc->gemma_ops ? SY_UNARY_TANH : SY_UNARY_RELU_SQR;
+  // The 1.6 kinds are kinds only to a plugin that speaks 1.6 (PluginDesc::dense2_ops).
+  const uint32_t last = be.desc && be.desc->dense2_ops ? SY_UNARY_TANH : SY_UNARY_RELU_SQR;
   if (args->kind > last) c.fail(SY_ERR_INVALID_ARG, "kind %u is not a sy_unary_kind", args->kind);
   UnaryOp op{c.f32("x", args->x), c.f32("y", args->y), args->kind};
   c.same_shape("y", op.y, "x", op.x);
   c.alias_or_disjoint("y", op.y, "x", op.x);
+  return op;
+}
+
+SwigluOaiOp swiglu_oai(const Backend& be, const sy_swiglu_oai_args* args) {
+  Checker c(be, "swiglu_oai");
+  c.args_header(args, args ? args->struct_size : 0, sizeof(sy_swiglu_oai_args));
+  SwigluOaiOp op{c.f32("g", args->g), c.f32("u", args->u), c.f32("y", args->y), args->alpha,
+                 args->limit};
+  c.same_shape("u", op.u, "g", op.g);
+  c.same_shape("y", op.y, "g", op.g);
+  c.alias_or_disjoint("y", op.y, "g", op.g);
+  c.alias_or_disjoint("y", op.y, "u", op.u);
+  c.finite("alpha", op.alpha);
+  c.finite("limit", op.limit);
   return op;
 }
 

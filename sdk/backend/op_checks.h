@@ -50,6 +50,7 @@ GatedDeltaNetOp gated_delta_net(const Backend& be, const sy_gated_delta_net_args
 NormOp norm(const Backend& be, const sy_norm_args* args);
 BinaryArgs mul(const Backend& be, const sy_tensor* a, const sy_tensor* b, const sy_tensor* y);
 UnaryOp unary(const Backend& be, const sy_unary_args* args);
+SwigluOaiOp swiglu_oai(const Backend& be, const sy_swiglu_oai_args* args);
 BiasScaleOp bias_scale(const Backend& be, const sy_bias_scale_args* args);
 
 // Bytes a validated tensor covers.

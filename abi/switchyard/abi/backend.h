@@ -89,6 +89,11 @@ typedef struct sy_attention_args {
   /* 0: every earlier position; else the sliding window's length. 64 bits wide so that it starts
    * past the 1.4 struct's tail padding, which a 1.4 host's struct_size covers. */
   uint64_t window;
+  /* ---- since 1.6 ---- */
+  /* F32 {n_head}, or NULL: a sink logit per query head (gpt-oss), a key with no value in every
+   * softmax: out = sum_p e^(s_p - m) v_p / (sum_p e^(s_p - m) + e^(sinks[h] - m)), the sink not
+   * multiplied by scale, m the largest of the scores and the sink. */
+  const sy_tensor* sinks;
 } sy_attention_args;
 
 /* The shape of one engine step, for cost estimates (since 1.1). */
@@ -366,6 +371,21 @@ typedef enum sy_unary_kind {
   SY_UNARY_KIND_FORCE_32BIT = 0x7fffffff
 } sy_unary_kind;
 
+/* ---- Argument structs since 1.6 ---- */
+
+/* gpt-oss's clamped SwiGLU (ggml_swiglu_oai), element-wise in F32 over same-shaped tensors:
+ *   x = min(g, limit), u' = clamp(u, -limit, limit), y = x / (1 + exp(-alpha x)) * (u' + 1).
+ * y may alias g or u. */
+typedef struct sy_swiglu_oai_args {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  const sy_tensor* g; /* F32: the gate */
+  const sy_tensor* u; /* F32: the up projection, g's shape */
+  const sy_tensor* y; /* F32, g's shape */
+  float alpha;        /* gpt-oss: 1.702 */
+  float limit;        /* gpt-oss: 7 */
+} sy_swiglu_oai_args;
+
 /* y = f(x) element-wise, F32, for the kind's f. y may alias x. */
 typedef struct sy_unary_args {
   uint32_t struct_size;
@@ -477,6 +497,11 @@ typedef struct sy_backend_iface {
   sy_status (*mul)(sy_backend_t backend, const sy_tensor* a, const sy_tensor* b,
                    const sy_tensor* y);
   sy_status (*unary)(sy_backend_t backend, const sy_unary_args* args);
+
+  /* ---- since 1.6: the dense families' ops (Gemma's unary kinds, gpt-oss) ----
+   * Optional, as the 1.5 block. A plugin that negotiates 1.6 also honours the GELU and TANH
+   * unary kinds and sy_attention_args.sinks; the host sends them only to such plugins. */
+  sy_status (*swiglu_oai)(sy_backend_t backend, const sy_swiglu_oai_args* args);
 } sy_backend_iface;
 
 /* Size of the 1.0 table: a plugin built against 1.0 reports this struct_size. */

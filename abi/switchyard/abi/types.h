@@ -62,6 +62,8 @@ typedef enum sy_dtype {
   SY_DTYPE_Q6_K = 14,
   SY_DTYPE_IQ4_NL = 20,
   SY_DTYPE_IQ4_XS = 23,
+  /* ---- since 1.6 ---- */
+  SY_DTYPE_MXFP4 = 39, /* OCP microscaling FP4: 32 E2M1 values and one E8M0 scale (gpt-oss) */
   SY_DTYPE_FORCE_32BIT = 0x7fffffff
 } sy_dtype;
 

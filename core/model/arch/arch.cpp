@@ -16,7 +16,7 @@ const Arch* const* archs(size_t& n) {
       &lfm2_arch(),          &lfm2moe_arch(),    &qwen35_arch(),         &qwen35moe_arch(),
       &qwen3next_arch(),     &qwen3_arch(),      &qwen3moe_arch(),       &qwen2_arch(),
       &qwen2moe_arch(),      &mistral3_arch(),   &granite_arch(),        &granitemoe_arch(),
-      &phi3_arch(),          &gemma3_arch()};
+      &phi3_arch(),          &gemma3_arch(),     &gpt_oss_arch(),        &gemma4_arch()};
   n = std::size(kArchs);
   return kArchs;
 }
@@ -106,12 +106,17 @@ void Arch::layer(LayerPass& p, const LayerWeights& w, uint32_t il) const {
     residual_add(p, p.mix);
     p.scratch.reset();
   }
-  if (w.spec.ffn == FfnKind::none) return;
-  p.b.rms_norm(&p.x, w.ffn_norm, p.d.rms_eps, &p.xn);
-  run_ffn(p, w, il, p.xn, p.mix);
-  if (w.ffn_post_norm) p.b.rms_norm(&p.mix, w.ffn_post_norm, p.d.rms_eps, &p.mix);
-  residual_add(p, p.mix);
-  p.scratch.reset();
+  if (w.spec.ffn != FfnKind::none) {
+    p.b.rms_norm(&p.x, w.ffn_norm, p.d.rms_eps, &p.xn);
+    run_ffn(p, w, il, p.xn, p.mix);
+    if (w.ffn_post_norm) p.b.rms_norm(&p.mix, w.ffn_post_norm, p.d.rms_eps, &p.mix);
+    residual_add(p, p.mix);
+    p.scratch.reset();
+  }
+  if (w.out_scale) {  // the whole stream times one value: a single row of E * T
+    const sy_tensor row = view(p.x, {p.d.n_embd * p.n_tokens(), 1});
+    p.b.mul(&row, w.out_scale, &row);
+  }
 }
 
 uint64_t mixer_scratch(const ModelDesc& d, Mixer m) {

@@ -27,5 +27,7 @@ const Arch& granite_arch();
 const Arch& granitemoe_arch();
 const Arch& phi3_arch();
 const Arch& gemma3_arch();
+const Arch& gpt_oss_arch();
+const Arch& gemma4_arch();
 
 }  // namespace sy::model

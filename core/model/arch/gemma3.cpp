@@ -21,12 +21,8 @@ class Gemma3 final : public Arch {
   std::string_view name() const override { return "gemma3"; }
 
   void read_keys(const KeyReader& k, ModelDesc& d) const override {
-    const std::vector<bool> all(d.n_layer, true);
-    set_heads(k, d, read_head_counts(k, d), all);
-    read_head_dim(k, d, false);
-    const uint32_t n_rot = read_full_rotation(k, d);
-    d.rope = read_rope(k, d, n_rot, true);
-    d.n_ff = read_n_ff(k, d, all);
+    read_dense_attention(k, d, true);
+    d.n_ff = read_n_ff(k, d, std::vector<bool>(d.n_layer, true));
     d.ffn_act = FfnAct::geglu;
     d.embedding_scale = std::sqrt(static_cast<float>(d.n_embd));
     // llama.cpp scales q (f_attention_scale) and softmaxes with scale 1: the same product.
@@ -39,15 +35,8 @@ class Gemma3 final : public Arch {
     d.window = k.u32(Key::sliding_window, 0u);
     d.rope_swa = d.rope;
     if (d.window == 0) return;
-    // A period (llama.cpp's get_key_or_arr into a scalar: an array is ignored, the default kept).
-    uint32_t period = kDefaultPeriod;
-    if (k.has(Key::sliding_window_pattern) && k.array_size(Key::sliding_window_pattern) == 0)
-      period = k.u32(Key::sliding_window_pattern);
-    for (uint32_t il = 0; il < d.n_layer; ++il)
-      d.layers[il].swa = period == 0 || il % period < period - 1;
-    d.rope_swa.freq_base = k.f32(Key::rope_freq_base_swa, 10000.0f);
-    if (!(d.rope_swa.freq_base > 0.0f))
-      throw k.fail(k.name(Key::rope_freq_base_swa) + " must be positive");
+    read_swa_period(k, d, kDefaultPeriod);
+    d.rope_swa.freq_base = read_freq_base_swa(k, 10000.0f);
     d.rope_swa.freq_scale = 1.0f;  // rope_freq_scale_train_swa: local layers are not scaled
   }
 

@@ -46,6 +46,12 @@ void KeyWriter::i32_array(Key k, const std::vector<int32_t>& v) {
   w_.set(names::key(k, arch_), gguf::Value::of_i32_array(v));
 }
 
+void KeyWriter::bool_array(Key k, const std::vector<int32_t>& v) {
+  std::vector<gguf::Value> items;
+  for (int32_t b : v) items.push_back(gguf::Value::of_bool(b != 0));
+  w_.set(names::key(k, arch_), gguf::Value::of_array(gguf::ValueType::BOOL, std::move(items)));
+}
+
 namespace {
 
 // rope.scaling.type: llama.cpp asserts on an unknown name.
@@ -175,6 +181,25 @@ void read_head_dim(const KeyReader& k, ModelDesc& d, bool scale_key) {
   d.attn_scale = 1.0f / std::sqrt(static_cast<float>(kl));
   if (scale_key)
     if (const float s = k.f32(Key::attention_scale, 0.0f); s != 0.0f) d.attn_scale = s;
+}
+
+void read_dense_attention(const KeyReader& k, ModelDesc& d, bool neox) {
+  set_heads(k, d, read_head_counts(k, d), std::vector<bool>(d.n_layer, true));
+  read_head_dim(k, d, false);
+  d.rope = read_rope(k, d, read_full_rotation(k, d), neox);
+}
+
+void read_swa_period(const KeyReader& k, ModelDesc& d, uint32_t period) {
+  if (k.has(Key::sliding_window_pattern) && k.array_size(Key::sliding_window_pattern) == 0)
+    period = k.u32(Key::sliding_window_pattern);
+  for (uint32_t il = 0; il < d.n_layer; ++il)
+    d.layers[il].swa = period == 0 || il % period < period - 1;
+}
+
+float read_freq_base_swa(const KeyReader& k, float def) {
+  const float base = k.f32(Key::rope_freq_base_swa, def);
+  if (!(base > 0.0f)) throw k.fail(k.name(Key::rope_freq_base_swa) + " must be positive");
+  return base;
 }
 
 uint32_t read_n_ff(const KeyReader& k, const ModelDesc& d, const std::vector<bool>& which) {

@@ -62,6 +62,7 @@ class KeyWriter {
   void str(Key k, const std::string& v);
   // A per-layer array, as convert_hf_to_gguf writes Python int lists (gguf-py stores INT32).
   void i32_array(Key k, const std::vector<int32_t>& v);
+  void bool_array(Key k, const std::vector<int32_t>& v);  // nonzero: true
 
  private:
   gguf::Writer& w_;
@@ -99,6 +100,15 @@ void set_heads(const KeyReader& k, ModelDesc& d, const HeadCounts& h,
 // default softmax scale 1 / sqrt(head size), or attention.scale where the family reads it
 // (`scale_key`; 0 there means the default).
 void read_head_dim(const KeyReader& k, ModelDesc& d, bool scale_key);
+// The attention of a family whose every layer attends alike and rotates whole heads: heads,
+// head size (no attention.scale key), and RoPE (NEOX or NORM) with n_rot the head size.
+void read_dense_attention(const KeyReader& k, ModelDesc& d, bool neox);
+// Marks the local (sliding-window) layers of d.layers by llama.cpp's set_swa_pattern: with
+// sliding_window_pattern (a scalar; an array is ignored, as get_key_or_arr into a scalar does)
+// or `period`, layer il is local when il % period < period - 1 (every layer when 0).
+void read_swa_period(const KeyReader& k, ModelDesc& d, uint32_t period);
+// rope.freq_base_swa (default `def`), positive.
+float read_freq_base_swa(const KeyReader& k, float def);
 // feed_forward_length (scalar or per layer) over the layers `which` marks; all must agree.
 uint32_t read_n_ff(const KeyReader& k, const ModelDesc& d, const std::vector<bool>& which);
 

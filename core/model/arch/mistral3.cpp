@@ -20,10 +20,7 @@ class Mistral3 final : public Arch {
 
   void read_keys(const KeyReader& k, ModelDesc& d) const override {
     const std::vector<bool> all(d.n_layer, true);
-    set_heads(k, d, read_head_counts(k, d), all);
-    read_head_dim(k, d, false);
-    const uint32_t n_rot = read_full_rotation(k, d);
-    d.rope = read_rope(k, d, n_rot, false);
+    read_dense_attention(k, d, false);
     read_yarn_keys(k, d.rope);
     if (const float s = k.f32(Key::attention_temperature_scale, 0.0f); s != 0.0f) {
       d.attn_temp_scale = s;

@@ -19,11 +19,7 @@ class Qwen3 final : public Arch {
 
   void read_keys(const KeyReader& k, ModelDesc& d) const override {
     const std::vector<bool> all(d.n_layer, true);
-    set_heads(k, d, read_head_counts(k, d), all);
-    read_head_dim(k, d, false);
-    // qwen3.cpp asserts n_rot == the head size.
-    const uint32_t n_rot = read_full_rotation(k, d);
-    d.rope = read_rope(k, d, n_rot, true);
+    read_dense_attention(k, d, true);  // qwen3.cpp asserts n_rot == the head size
     d.n_ff = read_n_ff(k, d, all);
     if (moe_) {
       if (d.n_expert == 0) throw k.fail(k.name(Key::expert_count) + " must be positive");

@@ -1,5 +1,7 @@
 #include "model/blocks/attention.h"
 
+#include <algorithm>
+
 #include "model/blocks/ops.h"
 #include "model/model_weights.h"
 #include "model/names.h"
@@ -10,7 +12,10 @@ using names::Tensor;
 
 void attention_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const AttentionRules& r,
                        AttentionWeights& w) {
-  const int64_t E = d.n_embd, D = d.head_dim, H = d.n_head, Q = d.q_width(), KV = d.kv_width();
+  const int64_t E = d.n_embd, D = d.head_dim_at(il), H = d.n_head, Q = d.q_width_at(il),
+                KV = d.kv_width_at(il);
+  w.head_dim = static_cast<uint32_t>(D);
+  w.n_head_kv = d.n_head_kv_at(il);
   const Init res{Init::residual, 0.0f};
   // build_qkv: q, k and v scale then add their biases, as does build_attn's output.
   const std::string qkv = names::tensor(Tensor::attn_qkv, il, "");
@@ -46,9 +51,11 @@ void attention_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const At
   } else {
     w.q = t.linear(names::tensor(Tensor::attn_q, il, ""), E, Q, r.qkv);
     w.k = t.linear(names::tensor(Tensor::attn_k, il, ""), E, KV, r.qkv);
-    w.v = t.linear(names::tensor(Tensor::attn_v, il, ""), E, KV, r.qkv);
+    const std::string v = names::tensor(Tensor::attn_v, il, "");
+    if (!r.v_optional || t.has(v + ".weight")) w.v = t.linear(v, E, KV, r.qkv);
   }
   w.o = t.linear(names::tensor(Tensor::attn_output, il, ""), Q, E, r.out, res);
+  if (r.sinks) w.sinks = &t.f32(names::tensor(Tensor::attn_sinks, il), {H}, {Init::normal, 0.5f});
   if (r.qk_norm) {
     w.q_norm = &t.norm(names::tensor(Tensor::attn_q_norm, il), D);
     w.k_norm = &t.norm(names::tensor(Tensor::attn_k_norm, il), D);
@@ -56,14 +63,17 @@ void attention_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const At
 }
 
 uint64_t attention_scratch(const ModelDesc& d) {
-  // q, k, v, the attention output and the gate.
-  return 3ull * d.q_width() + 2ull * d.kv_width() + 5 * 16;
+  // q, k, v, the attention output and the gate, of the widest layer.
+  uint64_t q = d.q_width(), kv = d.kv_width();
+  for (uint32_t il = 0; il < d.layers.size(); ++il)
+    q = std::max<uint64_t>(q, d.q_width_at(il)), kv = std::max<uint64_t>(kv, d.kv_width_at(il));
+  return 3 * q + 2 * kv + 5 * 16;
 }
 
 void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, const sy_tensor& out) {
   Backend& b = p.b;
   const ModelDesc& d = p.d;
-  const int64_t T = p.n_tokens(), D = d.head_dim, H = d.n_head, HK = d.n_head_kv;
+  const int64_t T = p.n_tokens(), D = w.head_dim, H = d.n_head, HK = w.n_head_kv;
   const sy_tensor q = p.scratch.f32({D * H, T});
   const sy_tensor k = p.scratch.f32({D * HK, T});
   const sy_tensor v = p.scratch.f32({D * HK, T});
@@ -71,7 +81,15 @@ void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, con
   const sy_tensor q3 = view(q, {D, H, T}), k3 = view(k, {D, HK, T}), a3 = view(attn, {D, H, T});
   apply_linear(b, w.q, xn, q);
   apply_linear(b, w.k, xn, k);
-  apply_linear(b, w.v, xn, v);
+  // Gemma 4's V: RMS-normed per head without a weight; a layer without attn_v normes K's
+  // projection into V (the families with v_optional have v_norm).
+  const sy_tensor vh = view(v, {D, HK * T});
+  if (w.v.present()) {
+    apply_linear(b, w.v, xn, v);
+    if (d.v_norm) norm(b, SY_NORM_RMS, vh, nullptr, d.rms_eps, vh);
+  } else {
+    norm(b, SY_NORM_RMS, view(k, {D, HK * T}), nullptr, d.rms_eps, vh);
+  }
   if (w.q_norm) {  // per head, before RoPE
     const sy_tensor qh = view(q, {D, H * T}), kh = view(k, {D, HK * T});
     b.rms_norm(&qh, w.q_norm, d.rms_eps, &qh);
@@ -79,12 +97,13 @@ void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, con
   }
   const RopeParams& rope = w.swa ? d.rope_swa : d.rope;
   if (rope.enabled) {
-    apply_rope(b, rope, p.w.rope_freqs, q3, p.bt.pos.data());
-    apply_rope(b, rope, p.w.rope_freqs, k3, p.bt.pos.data());
+    const sy_tensor* factors = rope.factors ? p.w.rope_freqs : nullptr;
+    apply_rope(b, rope, factors, q3, p.bt.pos.data());
+    apply_rope(b, rope, factors, k3, p.bt.pos.data());
   }
   if (p.q_temp.struct_size) b.mul(&q, &p.q_temp, &q);  // after RoPE, as llama.cpp scales Qcur
   paged_attention(b, p.bt, p.cache, w.cache_layer, q3, k, v, a3, static_cast<uint32_t>(HK),
-                  d.attn_scale, w.swa ? d.window : 0);
+                  d.attn_scale, w.swa ? d.window : 0, w.sinks);
   if (w.gate.present()) {  // att * sigmoid(gate), before the output projection
     const sy_tensor g = p.scratch.f32({D * H, T});
     apply_linear(b, w.gate, xn, g);

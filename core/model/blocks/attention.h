@@ -19,6 +19,8 @@ struct AttentionWeights {
   const sy_tensor* k_norm = nullptr;
   uint32_t cache_layer = 0;  // ordinal among attention layers: the KV cache layer
   bool swa = false;          // over the sliding window, with the window's RoPE
+  const sy_tensor* sinks = nullptr;      // F32 {n_head}: gpt-oss's sink logits, or null
+  uint32_t head_dim = 0, n_head_kv = 0;  // this layer's (ModelDesc::head_dim_at, n_head_kv_at)
 };
 
 struct AttentionRules {
@@ -27,6 +29,8 @@ struct AttentionRules {
   bool qk_norm = false;      // attn_q_norm / attn_k_norm {head_dim} (required)
   bool output_gate = false;  // attn_q is {E, 2 * head_dim * n_head}: per head [q | gate]
   bool fused_qkv = true;     // attn_qkv (split into row views) may replace q, k and v
+  bool sinks = false;        // attn_sinks {n_head} (required)
+  bool v_optional = false;   // Gemma 4: a layer without attn_v uses K's projection as V
 };
 
 // The block's tensors of layer il in llama.cpp's order; rules say which optional ones it takes.

@@ -71,6 +71,13 @@ void moe_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const MoeRules
     w.down_exps = t.matrix(name(Tensor::ffn_down_exps), {F, in, X}, res);
     w.down_scale = scales(Tensor::ffn_down_exps);
   }
+  if (r.biases) {
+    const Init b{Init::normal, 0.02f};
+    w.router_bias = &t.f32(base(Tensor::ffn_gate_inp) + ".bias", {X}, b);
+    if (r.gated) w.gate_bias = &t.f32(base(Tensor::ffn_gate_exps) + ".bias", {F, X}, b);
+    w.up_bias = &t.f32(base(Tensor::ffn_up_exps) + ".bias", {F, X}, b);
+    w.down_bias = &t.f32(base(Tensor::ffn_down_exps) + ".bias", {in, X}, b);
+  }
   if (r.shared && d.n_ff_shexp > 0) {
     if (r.shared_gate)
       // {n_embd}: one dimension, so llama-quantize keeps it F32 (it quantizes 2-D and 3-D only).
@@ -141,6 +148,15 @@ void MoeFfn::forward(LayerPass& p, uint32_t layer, const MoeWeights& w, const sy
   const int64_t T = x.ne[1];
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {X, T}, off_logits_);
   b_.matmul(&x, w.gate_inp, &logits);
+  if (w.router_bias) {
+    sy_bias_scale_args a{};
+    a.struct_size = sizeof a;
+    a.order = SY_BIAS_THEN_SCALE;
+    a.x = a.y = &logits;
+    a.bias = w.router_bias;
+    a.scale = 1.0f;
+    b_.bias_scale(&a);
+  }
   // The experts read the latent projection of x where the family has one.
   sy_tensor xin = x;
   const sy_tensor moe_out =
@@ -180,7 +196,7 @@ void MoeFfn::forward(LayerPass& p, uint32_t layer, const MoeWeights& w, const sy
     const sy_tensor up = make_tensor(*act_, SY_DTYPE_F32, {F, k, n}, off_up_);
     const sy_tensor down = make_tensor(*act_, SY_DTYPE_F32, {IN, k, n}, off_down_);
     auto experts = [&](const sy_tensor& in, const sy_tensor& wexp, uint64_t stride,
-                       const sy_tensor* s, const sy_tensor& out) {
+                       const sy_tensor* s, const sy_tensor* bias, const sy_tensor& out) {
       sy_moe_matmul_args a{};
       a.struct_size = sizeof a;
       a.x = &in;
@@ -189,16 +205,22 @@ void MoeFfn::forward(LayerPass& p, uint32_t layer, const MoeWeights& w, const sy
       a.y = &out;
       a.expert_stride = stride;
       a.scale = s;
+      a.bias = bias;
       b_.moe_matmul(&a);
     };
-    if (gated) experts(xg, w.gate_exps, w.expert_stride, w.gate_scale, gate);
-    experts(xg, w.up_exps, w.expert_stride, w.up_scale, up);
+    if (gated) experts(xg, w.gate_exps, w.expert_stride, w.gate_scale, w.gate_bias, gate);
+    experts(xg, w.up_exps, w.expert_stride, w.up_scale, w.up_bias, up);
     if (gated) {
-      b_.swiglu(&gate, &up, &gate);
-      experts(gate, w.down_exps, 0, w.down_scale, down);
+      if (d_.ffn_act == FfnAct::swiglu_oai) {  // OpenAI's constants (llama.cpp's build_moe_ffn)
+        const sy_swiglu_oai_args a{sizeof(sy_swiglu_oai_args), 0, &gate, &up, &gate, 1.702f, 7.0f};
+        b_.swiglu_oai(&a);
+      } else {
+        b_.swiglu(&gate, &up, &gate);
+      }
+      experts(gate, w.down_exps, 0, w.down_scale, w.down_bias, down);
     } else {
       unary(b_, SY_UNARY_RELU_SQR, up, up);
-      experts(up, w.down_exps, 0, w.down_scale, down);
+      experts(up, w.down_exps, 0, w.down_scale, w.down_bias, down);
     }
     b_.moe_combine(&down, &wt, &yg);
   }

@@ -25,6 +25,9 @@ struct MoeWeights {
   uint64_t expert_stride = 0;  // bytes between experts of gate/up (a fused gate_up), or 0
   // Per-expert output scales {n_expert} (llama.cpp's `.scale` of the expert tensors), or null.
   const sy_tensor *gate_scale = nullptr, *up_scale = nullptr, *down_scale = nullptr;
+  // gpt-oss's biases: the router's {n_expert} and each expert's {width, n_expert}, or null.
+  const sy_tensor* router_bias = nullptr;
+  const sy_tensor *gate_bias = nullptr, *up_bias = nullptr, *down_bias = nullptr;
   Linear latent_down, latent_up;  // Nemotron's latent projections around the experts, or absent
   FfnWeights shared;              // the shared expert, or absent
   const sy_tensor* shared_gate = nullptr;  // F32 {n_embd}: sigmoid gate of the shared expert
@@ -42,6 +45,7 @@ struct MoeRules {
   bool shared_gate = false;       // ffn_gate_inp_shexp (Qwen): sigmoid-gated shared expert
   LinearRules shared_rules;       // the shared expert's projections
   bool writer_order = false;      // jamba's converter order: router, gate, down, up
+  bool biases = false;            // the router's and the experts' `.bias` (required when true)
 };
 
 void moe_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const MoeRules& r, MoeWeights& w);

@@ -32,7 +32,8 @@ void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_
 // out3 ({D, H, T}).
 void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint32_t layer,
                      const sy_tensor& q3, const sy_tensor& k, const sy_tensor& v,
-                     const sy_tensor& out3, uint32_t n_kv_head, float scale, uint32_t window);
+                     const sy_tensor& out3, uint32_t n_kv_head, float scale, uint32_t window,
+                     const sy_tensor* sinks = nullptr);
 
 // y = f(x) for a sy_unary_kind.
 void unary(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor& y);

@@ -47,6 +47,7 @@ struct AttentionOp {
   uint32_t block_size;  // >= 1
   float scale;
   uint32_t window = 0;  // 1.5: 0, or the sliding window's length (see sy_attention_args)
+  const float* sinks = nullptr;  // 1.6: n_head sink logits (device memory on a GPU), or none
 };
 
 // The 1.1 hybrid (SSM + MoE) ops, validated: see backend.h for the math.
@@ -123,6 +124,12 @@ struct UnaryOp {
   uint32_t kind;  // sy_unary_kind
 };
 
+// The 1.6 op, validated: see backend.h for the math.
+struct SwigluOaiOp {
+  Tensor g, u, y;  // same shape; y may be g or u
+  float alpha, limit;
+};
+
 // The 1.3 model ops, validated: see backend.h for the math.
 struct RopeExtOp {
   Tensor x;                   // {head_dim, n_head, n_tokens}, rotated in place
@@ -185,6 +192,9 @@ class Backend {
   // y = a * b; b is a's shape or {1, rows}: one value per row of a.
   virtual void mul(const Tensor& a, const Tensor& b, const Tensor& y);
   virtual void unary(const UnaryOp& op);
+  // 1.6 op: exported only when the PluginDesc sets dense2_ops (with the GELU and TANH unary kinds
+  // and attention sinks; the plugin then speaks 1.6, without it at most 1.5).
+  virtual void swiglu_oai(const SwigluOaiOp& op);
   // 1.4 weight_pack: the bytes of w in a layout of this backend's own, or 0 when it has none for
   // w (the default: weight_pack then returns no buffer); pack_weight writes them to dst (64-byte
   // aligned). matmul then receives such a w with Tensor::packed set.
@@ -237,6 +247,9 @@ class Backend {
   void mul(const ::sy::plugin::Tensor& a, const ::sy::plugin::Tensor& b,  \
            const ::sy::plugin::Tensor& y) override;                       \
   void unary(const ::sy::plugin::UnaryOp& op) override
+
+// The 1.6 op's override, for a backend that sets PluginDesc::dense2_ops.
+#define SY_BACKEND_OP_OVERRIDES_1_6 void swiglu_oai(const ::sy::plugin::SwigluOaiOp& op) override
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
@@ -302,9 +315,10 @@ struct PluginDesc {
   // attention (window), moe_gate (sigmoid, selection bias) and moe_matmul (stride, bias, scale).
   // Without it the 1.5 slots are NULL and the plugin negotiates at most ABI 1.4.
   bool hybrid2_ops = false;
-  // Implements the 1.6 unary kinds (GELU, TANH: Gemma's GEGLU and soft-capping). Without it
-  // unary refuses them as unknown kinds and the plugin negotiates at most ABI 1.5.
-  bool gemma_ops = false;
+  // Implements the 1.6 ops: the unary kinds GELU and TANH (Gemma's GEGLU and soft-capping),
+  // attention sinks and swiglu_oai (gpt-oss). Without it the swiglu_oai slot is NULL, unary
+  // refuses the new kinds, attention the sinks, and the plugin negotiates at most ABI 1.5.
+  bool dense2_ops = false;
 };
 
 // The shared implementations behind a plugin's C symbols (see SY_DEFINE_BACKEND_PLUGIN).

@@ -43,12 +43,13 @@
   X(gated_delta_net, kGatedDeltaNet, (const sy_gated_delta_net_args* args), (args))               \
   X(norm, kNorm, (const sy_norm_args* args), (args))                                              \
   X(mul, kMul, (const sy_tensor* a, const sy_tensor* b, const sy_tensor* y), (a, b, y))           \
-  X(unary, kUnary, (const sy_unary_args* args), (args))
+  X(unary, kUnary, (const sy_unary_args* args), (args))                                           \
+  X(swiglu_oai, kSwigluOai, (const sy_swiglu_oai_args* args), (args))
 
 // The memory and sync entries every backend must have besides the required ops.
 #define SY_BACKEND_REQUIRED_ENTRIES(X) X(buffer_write) X(buffer_read) X(synchronize)
 
-#define SY_BACKEND_OP_LAST unary  // the table's last member (a static_assert checks it)
+#define SY_BACKEND_OP_LAST swiglu_oai  // the table's last member (a static_assert checks it)
 
 namespace sy {
 
@@ -63,7 +64,8 @@ enum class OpGroup {
   kGatedDeltaNet,
   kNorm,
   kMul,
-  kUnary
+  kUnary,
+  kSwigluOai
 };
 
 // What a model needs beyond the required ops: op groups, and the 1.5 members of older ops
@@ -73,7 +75,9 @@ struct OpNeeds {
   bool ssm = false, moe = false, rope_ext = false, bias_scale = false;
   bool ssm2 = false, gated_delta_net = false, norm = false, mul = false, unary = false;
   bool attention_window = false, moe_routing_1_5 = false, moe_experts_1_5 = false;
-  bool unary_1_6 = false;  // the 1.6 unary kinds (GELU, TANH)
+  bool unary_1_6 = false;        // the 1.6 unary kinds (GELU, TANH)
+  bool attention_sinks = false;  // the 1.6 member sy_attention_args.sinks
+  bool swiglu_oai = false;
   bool wants(OpGroup g) const {
     switch (g) {
       case OpGroup::kRequired:
@@ -98,6 +102,8 @@ struct OpNeeds {
         return mul;
       case OpGroup::kUnary:
         return unary;
+      case OpGroup::kSwigluOai:
+        return swiglu_oai;
     }
     return true;
   }

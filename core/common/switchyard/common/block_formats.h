@@ -53,6 +53,21 @@ struct BlockIq4Nl {
   uint8_t qs[16];
 };
 
+// The 16 E2M1 values of MXFP4, doubled (ggml's kvalues_mxfp4): the scale is halved to match.
+constexpr int8_t kMxfp4Levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// v[j] = 2^(e - 128) * kMxfp4Levels[q]; nibbles as Q4_0. e is an E8M0 exponent (bias 127),
+// halved (ggml_e8m0_to_fp32_half) to match the doubled levels.
+struct BlockMxfp4 {
+  uint8_t e;
+  uint8_t qs[16];
+};
+
+// 2^(e - 128) as F32 bits: subnormal for e < 2 (ggml_e8m0_to_fp32_half).
+constexpr uint32_t e8m0_half_bits(uint8_t e) {
+  return e < 2 ? 0x00200000u << e : uint32_t(e - 1) << 23;
+}
+
 // ---- 256-value super-blocks -------------------------------------------------------------------
 // Values are numbered i = 128 * h + 32 * p + l (h: half, p: 2-bit plane, l < 32) where a format
 // packs 2-bit planes, and sub-blocks of 16 (Q2_K, Q3_K, Q6_K) or 32 (Q4_K, Q5_K, IQ4_XS) values

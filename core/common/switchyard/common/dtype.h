@@ -37,6 +37,7 @@ SY_DECLARE_CODEC(q5_k)
 SY_DECLARE_CODEC(q6_k)
 SY_DECLARE_CODEC(iq4_nl)
 SY_DECLARE_CODEC(iq4_xs)
+SY_DECLARE_CODEC(mxfp4)
 #undef SY_DECLARE_CODEC
 }  // namespace codec
 
@@ -74,6 +75,8 @@ inline constexpr Traits kTable[] = {
      codec::iq4_nl_from_f32},
     {SY_DTYPE_IQ4_XS, "IQ4_XS", kSuperBlock, sizeof(BlockIq4Xs), codec::iq4_xs_to_f32,
      codec::iq4_xs_from_f32},
+    {SY_DTYPE_MXFP4, "MXFP4", kQ8Block, sizeof(BlockMxfp4), codec::mxfp4_to_f32,
+     codec::mxfp4_from_f32},
     {SY_DTYPE_I32, "I32", 1, 4, nullptr, nullptr},
 };
 
