@@ -26,8 +26,9 @@ class Gemma3 final : public Arch {
     d.ffn_act = FfnAct::geglu;
     d.embedding_scale = std::sqrt(static_cast<float>(d.n_embd));
     // llama.cpp scales q (f_attention_scale) and softmaxes with scale 1: the same product.
-    d.attn_scale = d.n_layer == 62 ? 1.0f / std::sqrt(static_cast<float>(d.n_embd / d.n_head))
-                                   : 1.0f / std::sqrt(static_cast<float>(d.head_dim));
+    // 27B (62 layers): n_embd / n_head, divided in integers as llama.cpp divides them.
+    const uint32_t q_size = d.n_layer == 62 ? d.n_embd / d.n_head : d.head_dim;
+    d.attn_scale = 1.0f / std::sqrt(static_cast<float>(q_size));
     d.logit_softcap = k.f32(Key::final_logit_softcapping, 0.0f);
     if (d.logit_softcap < 0.0f)
       throw k.fail(k.name(Key::final_logit_softcapping) + " must not be negative");
