@@ -81,7 +81,7 @@ void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, con
   const sy_tensor q3 = view(q, {D, H, T}), k3 = view(k, {D, HK, T}), a3 = view(attn, {D, H, T});
   apply_linear(b, w.q, xn, q);
   apply_linear(b, w.k, xn, k);
-  // Gemma 4's V: RMS-normed per head without a weight; a layer without attn_v normes K's
+  // Gemma 4's V: RMS-normed per head without a weight; a layer without attn_v norms K's
   // projection into V (the families with v_optional have v_norm).
   const sy_tensor vh = view(v, {D, HK * T});
   if (w.v.present()) {
