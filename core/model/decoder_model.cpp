@@ -34,11 +34,11 @@ ModelWeights bind(WeightMap& weights, const gguf::File& file, const Arch& arch,
 bool ModelWeights::any_epilogue() const {
   for (const LayerWeights& l : layers) {
     for (const Linear* p :
-         {&l.attn.q,          &l.attn.k,        &l.attn.v,         &l.attn.o,    &l.attn.gate,
-          &l.ssm.in_x,        &l.ssm.in_z,      &l.ssm.out,        &l.ssm2.in_z, &l.ssm2.in_xbc,
-          &l.ssm2.in_dt,      &l.ssm2.out,      &l.gdn.qkv,        &l.gdn.z,     &l.gdn.beta,
-          &l.gdn.alpha,       &l.gdn.out,       &l.ffn.gate,       &l.ffn.up,    &l.ffn.down,
-          &l.moe.shared.gate, &l.moe.shared.up, &l.moe.shared.down})
+         {&l.attn.q,          &l.attn.k,        &l.attn.v,          &l.attn.o,    &l.attn.gate,
+          &l.ssm.in_x,        &l.ssm.in_z,      &l.ssm.out,         &l.ssm2.in_z, &l.ssm2.in_xbc,
+          &l.ssm2.in_dt,      &l.ssm2.out,      &l.gdn.qkv,         &l.gdn.z,     &l.gdn.beta,
+          &l.gdn.alpha,       &l.gdn.out,       &l.ffn.gate,        &l.ffn.up,    &l.ffn.down,
+          &l.moe.shared.gate, &l.moe.shared.up, &l.moe.shared.down, &l.moe.router})
       if (p->has_epilogue()) return true;
   }
   return false;
@@ -104,7 +104,6 @@ OpNeeds DecoderModel::op_needs() const {
       n.moe_routing_1_5 |= d_.moe_gating == MoeGating::sigmoid || L.moe.selection_bias;
       n.moe_experts_1_5 |= L.moe.expert_stride || L.moe.gate_scale || L.moe.up_scale ||
                            L.moe.down_scale || L.moe.up_bias;
-      n.bias_scale |= L.moe.router_bias != nullptr;
       n.swiglu_oai |= d_.ffn_act == FfnAct::swiglu_oai;
     }
     rope_ext |= L.spec.has_attention();
@@ -114,8 +113,8 @@ OpNeeds DecoderModel::op_needs() const {
   }
   n.attention_window = d_.window > 0;
   n.rope_ext = rope_ext && d_.rope.enabled && (!d_.rope.plain() || w_.rope_freqs != nullptr);
-  n.bias_scale |= w_.any_epilogue() || d_.embedding_scale != 0.0f || d_.residual_scale != 0.0f ||
-                  d_.logit_scale != 0.0f || w_.output_bias;
+  n.bias_scale = w_.any_epilogue() || d_.embedding_scale != 0.0f || d_.residual_scale != 0.0f ||
+                 d_.logit_scale != 0.0f || w_.output_bias;
   n.mul |= d_.attn_temp_scale != 0.0f;
   n.unary_1_6 |= d_.logit_softcap != 0.0f;
   n.unary |= d_.logit_softcap != 0.0f;

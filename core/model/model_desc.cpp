@@ -29,6 +29,11 @@ std::vector<uint32_t> ModelDesc::kv_widths() const {
   return w;
 }
 
+void ModelDesc::set_swa_period(uint32_t period) {
+  for (uint32_t il = 0; il < layers.size(); ++il)
+    layers[il].swa = period == 0 || il % period < period - 1;
+}
+
 std::vector<bool> ModelDesc::recurrent() const {
   std::vector<bool> r;
   for (const LayerSpec& s : layers) r.push_back(s.has_state());

@@ -129,6 +129,9 @@ struct ModelDesc {
   uint32_t kv_width_at(uint32_t il) const { return head_dim_at(il) * n_head_kv_at(il); }
   // Every attention layer's KV width, in layer order (the KV cache's rows).
   std::vector<uint32_t> kv_widths() const;
+  // llama.cpp's set_swa_pattern: layer il is local (swa) when il % period < period - 1, so
+  // every period-th layer is global; every layer is local when period is 0.
+  void set_swa_period(uint32_t period);
   // F32 floats of one sequence's recurrent state in one recurrent layer, as llama.cpp sizes them
   // (llama_hparams::n_embd_r / n_embd_s): the conv's last d_conv - 1 inputs of every channel
   // (x, B and C for Mamba-2; q, k and v for a gated delta net), then the scan state.

@@ -248,7 +248,7 @@ ModelDesc describe(const ModelShape& s) {
     layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::moe);
     d.window = s.window;
     d.rope_swa = d.rope;
-    for (uint32_t l = 0; l < s.n_layer; ++l) d.layers[l].swa = l % 2 == 0;  // period 2
+    d.set_swa_period(2);
     return d;
   }
   if (s.arch == "gemma4") {
@@ -265,13 +265,10 @@ ModelDesc describe(const ModelShape& s) {
     d.logit_softcap = s.logit_softcap;
     layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::dense);
     d.window = s.window;
-    const uint32_t period = s.window_period ? s.window_period : 6;
+    d.set_swa_period(s.window_period ? s.window_period : 6);
     const uint32_t kv_global = s.n_head_kv_global ? s.n_head_kv_global : s.n_head_kv;
     if (s.n_head % kv_global) bad("n_head_kv_global must divide n_head");
-    for (uint32_t l = 0; l < s.n_layer; ++l) {
-      d.layers[l].swa = l % period < period - 1;
-      d.kv_heads.push_back(d.layers[l].swa ? s.n_head_kv : kv_global);
-    }
+    for (const LayerSpec& l : d.layers) d.kv_heads.push_back(l.swa ? s.n_head_kv : kv_global);
     d.rope_swa = d.rope;
     d.rope_swa.n_rot = d.head_dim_swa;
     d.rope_swa.freq_base = s.rope_freq_base_swa != 0.0f ? s.rope_freq_base_swa : 10000.0f;
@@ -290,8 +287,7 @@ ModelDesc describe(const ModelShape& s) {
     d.window = s.window;
     d.rope_swa = d.rope;
     if (s.window) {
-      const uint32_t period = s.window_period ? s.window_period : 6;
-      for (uint32_t l = 0; l < s.n_layer; ++l) d.layers[l].swa = l % period < period - 1;
+      d.set_swa_period(s.window_period ? s.window_period : 6);
       d.rope_swa.freq_base = s.rope_freq_base_swa != 0.0f ? s.rope_freq_base_swa : 10000.0f;
     }
     return d;

@@ -189,11 +189,19 @@ void read_dense_attention(const KeyReader& k, ModelDesc& d, bool neox) {
   d.rope = read_rope(k, d, read_full_rotation(k, d), neox);
 }
 
+void write_dense_attention(KeyWriter& k, const ModelDesc& d) {
+  k.u32(Key::head_count, d.n_head);
+  k.u32(Key::head_count_kv, d.n_head_kv);
+  k.u32(Key::key_length, d.head_dim);
+  k.u32(Key::value_length, d.head_dim);
+  k.u32(Key::rope_dimension_count, d.rope.n_rot);
+  k.f32(Key::rope_freq_base, d.rope.freq_base);
+}
+
 void read_swa_period(const KeyReader& k, ModelDesc& d, uint32_t period) {
   if (k.has(Key::sliding_window_pattern) && k.array_size(Key::sliding_window_pattern) == 0)
     period = k.u32(Key::sliding_window_pattern);
-  for (uint32_t il = 0; il < d.n_layer; ++il)
-    d.layers[il].swa = period == 0 || il % period < period - 1;
+  d.set_swa_period(period);
 }
 
 float read_freq_base_swa(const KeyReader& k, float def) {

@@ -103,9 +103,12 @@ void read_head_dim(const KeyReader& k, ModelDesc& d, bool scale_key);
 // The attention of a family whose every layer attends alike and rotates whole heads: heads,
 // head size (no attention.scale key), and RoPE (NEOX or NORM) with n_rot the head size.
 void read_dense_attention(const KeyReader& k, ModelDesc& d, bool neox);
-// Marks the local (sliding-window) layers of d.layers by llama.cpp's set_swa_pattern: with
-// sliding_window_pattern (a scalar; an array is ignored, as get_key_or_arr into a scalar does)
-// or `period`, layer il is local when il % period < period - 1 (every layer when 0).
+// What read_dense_attention reads, as converters write it: head_count, head_count_kv,
+// key_length, value_length, rope.dimension_count, rope.freq_base.
+void write_dense_attention(KeyWriter& k, const ModelDesc& d);
+// Marks the local (sliding-window) layers of d.layers (ModelDesc::set_swa_period) with the
+// period sliding_window_pattern gives (a scalar; an array is ignored, as get_key_or_arr into a
+// scalar does), else `period`.
 void read_swa_period(const KeyReader& k, ModelDesc& d, uint32_t period);
 // rope.freq_base_swa (default `def`), positive.
 float read_freq_base_swa(const KeyReader& k, float def);

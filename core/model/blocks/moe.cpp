@@ -20,7 +20,7 @@ void moe_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const MoeRules
   const Init res{Init::residual, 0.0f};
   auto name = [&](Tensor tn) { return names::tensor(tn, il); };
   auto base = [&](Tensor tn) { return names::tensor(tn, il, ""); };
-  w.gate_inp = &t.f32(name(Tensor::ffn_gate_inp), {E, X}, {Init::router, 0.0f});
+  w.router.w = t.f32(name(Tensor::ffn_gate_inp), {E, X}, {Init::router, 0.0f});
   if (r.selection_bias)
     w.selection_bias =
         &t.f32(names::tensor(Tensor::exp_probs_b, il, "bias"), {X}, {Init::normal, 0.1f});
@@ -73,7 +73,8 @@ void moe_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const MoeRules
   }
   if (r.biases) {
     const Init b{Init::normal, 0.02f};
-    w.router_bias = &t.f32(base(Tensor::ffn_gate_inp) + ".bias", {X}, b);
+    w.router.bias = t.f32(base(Tensor::ffn_gate_inp) + ".bias", {X}, b);
+    w.router.has_bias = true;
     if (r.gated) w.gate_bias = &t.f32(base(Tensor::ffn_gate_exps) + ".bias", {F, X}, b);
     w.up_bias = &t.f32(base(Tensor::ffn_up_exps) + ".bias", {F, X}, b);
     w.down_bias = &t.f32(base(Tensor::ffn_down_exps) + ".bias", {in, X}, b);
@@ -147,16 +148,7 @@ void MoeFfn::forward(LayerPass& p, uint32_t layer, const MoeWeights& w, const sy
   const int64_t E = E_, F = F_, X = X_, IN = in_;
   const int64_t T = x.ne[1];
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {X, T}, off_logits_);
-  b_.matmul(&x, w.gate_inp, &logits);
-  if (w.router_bias) {
-    sy_bias_scale_args a{};
-    a.struct_size = sizeof a;
-    a.order = SY_BIAS_THEN_SCALE;
-    a.x = a.y = &logits;
-    a.bias = w.router_bias;
-    a.scale = 1.0f;
-    b_.bias_scale(&a);
-  }
+  apply_linear(b_, w.router, x, logits);
   // The experts read the latent projection of x where the family has one.
   sy_tensor xin = x;
   const sy_tensor moe_out =

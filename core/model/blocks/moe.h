@@ -19,14 +19,13 @@
 namespace sy::model {
 
 struct MoeWeights {
-  const sy_tensor* gate_inp = nullptr;            // F32 {n_embd, n_expert}: the router
+  Linear router;  // ffn_gate_inp: F32 {n_embd, n_expert}, with gpt-oss's bias {n_expert}
   const sy_tensor* selection_bias = nullptr;      // F32 {n_expert} (exp_probs_b), or null
   sy_tensor gate_exps{}, up_exps{}, down_exps{};  // {in, n_ff_exp, X}; gate absent: ungated
   uint64_t expert_stride = 0;  // bytes between experts of gate/up (a fused gate_up), or 0
   // Per-expert output scales {n_expert} (llama.cpp's `.scale` of the expert tensors), or null.
   const sy_tensor *gate_scale = nullptr, *up_scale = nullptr, *down_scale = nullptr;
-  // gpt-oss's biases: the router's {n_expert} and each expert's {width, n_expert}, or null.
-  const sy_tensor* router_bias = nullptr;
+  // gpt-oss's expert biases {width, n_expert}, or null.
   const sy_tensor *gate_bias = nullptr, *up_bias = nullptr, *down_bias = nullptr;
   Linear latent_down, latent_up;  // Nemotron's latent projections around the experts, or absent
   FfnWeights shared;              // the shared expert, or absent
