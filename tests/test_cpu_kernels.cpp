@@ -846,6 +846,38 @@ TEST_F(CpuKernels, RefAttentionSinkValue) {
   EXPECT_NEAR(h.read(to)[0], 1.4621171572600098, 1e-7);
 }
 
+// Refusals with their exact messages: sinks of the wrong length, sinks on a plugin that does not
+// speak 1.6 (ref_no_hybrid), a unary kind past the 1.6 ones.
+TEST_F(CpuKernels, SinksAndUnaryKindsRefused) {
+  const std::vector<int32_t> table = {0}, pos = {0}, slot = {0};
+  const std::vector<uint32_t> start = {0, 1};
+  auto attend = [&](Handle& h, int64_t n_sinks) {
+    sy_tensor kc = h.zeros({4, 4}), vc = h.zeros({4, 4});
+    sy_tensor tq = h.make(std::vector<float>(8, 1.0f), {2, 4, 1}), to = h.zeros({2, 4, 1});
+    sy_tensor ts = h.make(std::vector<float>(n_sinks, 0.0f), {n_sinks});
+    sy_attention_args a{};
+    a.struct_size = sizeof a;
+    a.q = &tq, a.k_cache = &kc, a.v_cache = &vc, a.out = &to, a.sinks = &ts;
+    a.n_kv_head = 2, a.n_seqs = 1, a.seq_token_start = start.data(), a.token_pos = pos.data();
+    a.block_tables = table.data(), a.max_blocks_per_seq = 1, a.block_size = 4, a.scale = 1.0f;
+    return h.api().attention(h.get(), &a);
+  };
+  Handle ref(*ref_);
+  EXPECT_EQ(attend(ref, 3), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(ref.error(), "attention: sinks has ne[0]=3 but q has 4 heads");
+  sy_tensor tx = ref.zeros({4});
+  const sy_unary_args u{sizeof u, SY_UNARY_TANH + 1, &tx, &tx};
+  EXPECT_EQ(ref.api().unary(ref.get(), &u), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(ref.error(), "unary: kind 4 is not a sy_unary_kind");
+  LoadedPlugin old(std::string(SWITCHYARD_TEST_PLUGIN_DIR) +
+                   "/switchyard_backend_ref_no_hybrid.so");
+  Handle h(old.iface());
+  EXPECT_EQ(attend(h, 4), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(h.error(),
+            "attention: attention sinks need ABI 1.6, which ref_no_hybrid does not "
+            "implement");
+}
+
 // gpt-oss's clamped SwiGLU against cpu_ref: gates and ups past both limits, a tail, the pool,
 // in place on either input.
 TEST_F(CpuKernels, SwigluOai) {

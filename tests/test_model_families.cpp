@@ -342,6 +342,15 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
        "not implemented"},
       {"gemma4-tiny", [](auto& w) { w.set("gemma4.rope.dimension_count_swa", Value::of_u32(8)); },
        "edited.gguf: gemma4.rope.dimension_count_swa (8) must be the head size (16)"},
+      {"gemma4-tiny", [](auto& w) { w.set("gemma4.attention.value_length_swa", Value::of_u32(8)); },
+       "edited.gguf: gemma4.attention.key_length_swa and gemma4.attention.value_length_swa must "
+       "be equal and positive"},
+      {"gemma4-tiny",
+       [](auto& w) {
+         w.set("gemma4.attention.head_count_kv",
+               Value::of_i32_array(std::vector<int32_t>{2, 3, 2}));
+       },
+       "edited.gguf: gemma4.attention.head_count_kv must divide gemma4.attention.head_count"},
   };
   for (const Refusal& c : cases) {
     SCOPED_TRACE(c.preset);
