@@ -269,6 +269,9 @@ TEST(AbiMinor5Backend, RunsTheHybridsAndIsRefusedForGemma) {
   EXPECT_EQ(load("gpt-oss-tiny"), "backend " + name +
                                       " lacks ops the gpt-oss model needs: swiglu_oai, attention "
                                       "with sinks (ABI 1.6)");
+  EXPECT_EQ(load("gemma2-tiny"), "backend " + name +
+                                     " lacks ops the gemma2 model needs: unary with gelu or "
+                                     "tanh (ABI 1.6), attention with logit soft-capping (ABI 1.6)");
 }
 
 TEST(Capabilities, NamesEveryKnownFlagAndShowsUnknownBits) {

@@ -643,7 +643,8 @@ struct AttnCase {
 // or F16 cache.
 void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref, const AttnCase& c,
                     uint32_t kv_dtype, uint64_t seed, const std::vector<int32_t>& first,
-                    const std::vector<int32_t>& count, uint32_t window = 0, bool sinks = false) {
+                    const std::vector<int32_t>& count, uint32_t window = 0, bool sinks = false,
+                    float softcap = 0.0f) {
   const int64_t width = c.d * c.kv_heads;
   int64_t max_len = 0;
   for (size_t s = 0; s < first.size(); ++s)
@@ -708,6 +709,7 @@ void attention_case(const sy_backend_iface& onednn, const sy_backend_iface& ref,
     a.window = window;
     sy_tensor ts = h.make(sink, {c.heads});
     if (sinks) a.sinks = &ts;
+    a.softcap = softcap;
     ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
     out[b] = h.read(to);
     kcache[b].resize(cache_bytes);
@@ -809,19 +811,58 @@ TEST_F(CpuKernels, SlidingWindowPrefillTilesAndDecodeSpans) {
       }
 }
 
-// Sinks (ABI 1.6): prompt tiles, a chunk continuing a cache, decodes (one split into spans
-// over 2047 keys), with and without a window.
-TEST_F(CpuKernels, AttentionSinksOnTilesDecodesAndSpans) {
+// The 1.6 members: gpt-oss's sinks, then Gemma 2's soft-cap (0.7, low enough to bend these
+// scores; with a window, beside a sink, whose logit is not capped). Prompt tiles, a chunk
+// continuing a cache, decodes (one split into spans over 2047 keys), with and without a window.
+TEST_F(CpuKernels, AttentionSinksAndSoftcapOnTilesDecodesAndSpans) {
   uint64_t seed = 110;
-  for (uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
-    for (const AttnCase& c : {AttnCase{64, 8, 2, 16}, AttnCase{17, 3, 3, 5}})
-      for (uint32_t window : {0u, 5u}) {
-        SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, head_dim " + std::to_string(c.d) +
-                     ", window " + std::to_string(window));
-        attention_case(*onednn_, *ref_, c, kv, seed++, {0, 300, 1000, 0}, {200, 77, 1, 1}, window,
-                       true);
-        attention_case(*onednn_, *ref_, c, kv, seed++, {2047, 0, 130}, {1, 1, 1}, window, true);
-      }
+  for (const float softcap : {0.0f, 0.7f})
+    for (uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
+      for (const AttnCase& c : {AttnCase{64, 8, 2, 16}, AttnCase{17, 3, 3, 5}})
+        for (uint32_t window : {0u, 5u}) {
+          SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, head_dim " +
+                       std::to_string(c.d) + ", window " + std::to_string(window) + ", softcap " +
+                       std::to_string(softcap));
+          const bool sinks = softcap == 0.0f || window != 0;
+          attention_case(*onednn_, *ref_, c, kv, seed++, {0, 300, 1000, 0}, {200, 77, 1, 1}, window,
+                         sinks, softcap);
+          attention_case(*onednn_, *ref_, c, kv, seed++, {2047, 0, 130}, {1, 1, 1}, window, sinks,
+                         softcap);
+        }
+}
+
+// cpu_ref's soft-cap by hand: one head of one dim, keys of q k = 2 and 0 (v = 1 and 0), cap 1:
+// out = e^tanh(2) / (e^tanh(2) + 1).
+TEST_F(CpuKernels, RefAttentionSoftcapValue) {
+  Handle h(*ref_);
+  const std::vector<int32_t> table = {0}, pos = {1}, slots = {0, 1};
+  const std::vector<uint32_t> start = {0, 1};
+  sy_tensor tk = h.make(std::vector<float>{2.0f, 0.0f}, {1, 2}),
+            tv = h.make(std::vector<float>{1.0f, 0.0f}, {1, 2});
+  sy_tensor kc = h.zeros({1, 4}), vc = h.zeros({1, 4});
+  const sy_kv_store_args st{sizeof st, &tk, &tv, &kc, &vc, slots.data()};
+  ASSERT_EQ(h.api().kv_store(h.get(), &st), SY_OK) << h.error();
+  sy_tensor tq = h.make(std::vector<float>{1.0f}, {1, 1, 1}), to = h.zeros({1, 1, 1});
+  sy_attention_args a{};
+  a.struct_size = sizeof a;
+  a.q = &tq, a.k_cache = &kc, a.v_cache = &vc, a.out = &to, a.softcap = 1.0f;
+  a.n_kv_head = 1, a.n_seqs = 1, a.seq_token_start = start.data(), a.token_pos = pos.data();
+  a.block_tables = table.data(), a.max_blocks_per_seq = 1, a.block_size = 4, a.scale = 1.0f;
+  ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
+  EXPECT_NEAR(h.read(to)[0], 0.7239274686640463, 1e-7);
+  a.softcap = -1.0f;
+  EXPECT_EQ(h.api().attention(h.get(), &a), SY_ERR_INVALID_ARG);
+  EXPECT_EQ(h.error(), "attention: softcap=-1 must be a positive finite number or 0");
+  LoadedPlugin old(std::string(SWITCHYARD_TEST_PLUGIN_DIR) +
+                   "/switchyard_backend_ref_no_hybrid.so");
+  Handle o(old.iface());
+  sy_tensor okc = o.zeros({1, 4}), ovc = o.zeros({1, 4});
+  sy_tensor oq = o.make(std::vector<float>{1.0f}, {1, 1, 1}), oo = o.zeros({1, 1, 1});
+  a.q = &oq, a.k_cache = &okc, a.v_cache = &ovc, a.out = &oo, a.softcap = 1.0f;
+  EXPECT_EQ(o.api().attention(o.get(), &a), SY_ERR_UNSUPPORTED);
+  EXPECT_EQ(o.error(),
+            "attention: attention logit soft-capping needs ABI 1.6, which ref_no_hybrid does not "
+            "implement");
 }
 
 // cpu_ref's sink by hand: one head of one dim, one key (q k = 1, v = 2), sink 0:

@@ -964,9 +964,11 @@ TEST_P(GpuOps, AttentionSlidingWindowDecodeAndPrefill) {
   const auto sink = rng.vec(H, -3, 3);
   for (const uint32_t kv : {(uint32_t)SY_DTYPE_F32, (uint32_t)SY_DTYPE_F16})
     for (uint64_t window : {0, 1, 5, 16, 300})
-      for (bool sinks : {false, true}) {  // gpt-oss's sinks (ABI 1.6)
+      for (int extra : {0, 1, 2}) {  // gpt-oss's sinks, Gemma 2's soft-cap (ABI 1.6)
+        const bool sinks = extra == 1;
+        const float softcap = extra == 2 ? 0.7f : 0.0f;
         SCOPED_TRACE(std::string(sy::dtype::name(kv)) + " cache, window " + std::to_string(window) +
-                     (sinks ? ", sinks" : ""));
+                     (sinks ? ", sinks" : "") + (softcap != 0.0f ? ", softcap" : ""));
         std::vector<float> out[2];
         both([&](Handle& h, bool g) {
           const bool f16 = kv == SY_DTYPE_F16;
@@ -989,6 +991,7 @@ TEST_P(GpuOps, AttentionSlidingWindowDecodeAndPrefill) {
           a.window = window;
           sy_tensor ts = h.make(sink, {H});
           if (sinks) a.sinks = &ts;
+          a.softcap = softcap;
           ASSERT_EQ(h.api().attention(h.get(), &a), SY_OK) << h.error();
           out[g] = h.read(to);
         });

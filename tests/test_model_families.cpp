@@ -77,8 +77,8 @@ const std::vector<std::string> kPresets = {
     "falcon-h1-tiny", "lfm2-tiny",          "lfm2moe-tiny",    "qwen35-tiny",
     "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny",
     "qwen2-tiny",     "qwen2moe-tiny",      "mistral3-tiny",   "mistral3moe-tiny",
-    "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma3-tiny",
-    "gpt-oss-tiny",   "gemma4-tiny"};
+    "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma2-tiny",
+    "gemma3-tiny",    "gpt-oss-tiny",       "gemma4-tiny"};
 
 std::string test_name(const std::string& s) {
   std::string name = s;
@@ -324,6 +324,10 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
          w.set("phi3.expert_used_count", Value::of_u32(2));
        },
        "edited.gguf: phi3.expert_count = 4: phi3 has no experts (Phi-3.5-MoE is phimoe)"},
+      {"gemma2-tiny", [](auto& w) { w.set("gemma2.attn_logit_softcapping", Value::of_f32(0.0f)); },
+       "edited.gguf: gemma2.attn_logit_softcapping must be positive"},
+      {"gemma2-tiny", [](auto& w) { w.set("gemma2.attention.sliding_window", Value::of_u32(0)); },
+       "edited.gguf: gemma2.attention.sliding_window must be positive"},
       {"gemma3-tiny",
        [](auto& w) { w.set("gemma3.final_logit_softcapping", Value::of_f32(-1.0f)); },
        "edited.gguf: gemma3.final_logit_softcapping must not be negative"},

@@ -456,7 +456,11 @@ TEST(FromGguf, DefaultsAndFlags) {
     EXPECT_TRUE(tok->vocab().add_bos);
     EXPECT_TRUE(tok->vocab().add_space_prefix);
     EXPECT_TRUE(tok->vocab().scores.empty());
-    EXPECT_TRUE(tok->vocab().types.empty());
+    // No types in the file: all NORMAL, but </s>, which llama.cpp makes CONTROL by its text.
+    ASSERT_EQ(tok->vocab().types.size(), 259u);
+    EXPECT_EQ(tok->vocab().types[2], TokenType::CONTROL);
+    EXPECT_EQ(std::count(tok->vocab().types.begin(), tok->vocab().types.end(), TokenType::NORMAL),
+              258);
   }
   w.set("tokenizer.ggml.add_bos_token", Value::of_bool(false));
   w.set("tokenizer.ggml.add_space_prefix", Value::of_bool(false));

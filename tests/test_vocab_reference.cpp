@@ -29,6 +29,21 @@ bool have_reference() {
   return std::filesystem::exists(test::vocab_reference_dir() / "ggml-vocab-phi-3.gguf");
 }
 
+// Each case's text encodes (no BOS, no special parsing) to exactly its ids; prints the count.
+void expect_every_string(const Tokenizer& tok, const std::vector<test::VocabCase>& cases,
+                         const std::string& name) {
+  size_t exact = 0;
+  for (const auto& c : cases) {
+    const std::string got = test::join_ids(tok.encode(c.text, false));
+    if (got == c.ids)
+      ++exact;
+    else
+      ADD_FAILURE() << name << ": [" << c.text << "]\n got:" << got << "\nwant:" << c.ids;
+  }
+  std::printf("%s: %zu/%zu strings exact\n", name.c_str(), exact, cases.size());
+  EXPECT_EQ(exact, cases.size());
+}
+
 class ReferenceVocab : public testing::TestWithParam<std::string> {};
 
 TEST_P(ReferenceVocab, EveryTestStringExact) {
@@ -36,16 +51,7 @@ TEST_P(ReferenceVocab, EveryTestStringExact) {
   const auto tok = load(GetParam());
   const auto cases = test::vocab_cases(GetParam());
   ASSERT_EQ(cases.size(), 46u) << "the .inp and .out files should pair 46 strings";
-  size_t exact = 0;
-  for (const auto& c : cases) {
-    const std::string got = test::join_ids(tok->encode(c.text, false));
-    if (got == c.ids)
-      ++exact;
-    else
-      ADD_FAILURE() << GetParam() << ": [" << c.text << "]\n got:" << got << "\nwant:" << c.ids;
-  }
-  std::printf("%s: %zu/%zu strings exact\n", GetParam().c_str(), exact, cases.size());
-  EXPECT_EQ(exact, cases.size());
+  expect_every_string(*tok, cases, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabularies, ReferenceVocab, testing::ValuesIn(test::reference_vocabs()),
@@ -54,6 +60,54 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, ReferenceVocab, testing::ValuesIn(test::r
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
+
+// The 2026 vocabularies (tests/fixtures/vocab, see its README): GPT-4o's (o200k), DeepSeek V3's
+// and Gemma 3's SentencePiece one give every string Hugging Face's ids, but one of Gemma 3's where
+// the file's token types rule, as in llama.cpp: </s> is a control token by its text (llama.cpp's
+// end-of-generation list) and <mask> by the file, so neither is matched in plain text.
+class FixtureVocab : public testing::TestWithParam<std::string> {};
+
+TEST_P(FixtureVocab, EveryTestStringAsHuggingFace) {
+  const std::filesystem::path dir = SWITCHYARD_VOCAB_2026_DIR;
+  const auto f = gguf::File::open((dir / ("ggml-vocab-" + GetParam() + ".gguf")).string());
+  const auto tok = Tokenizer::from_gguf(*f);
+  auto cases = test::vocab_cases(GetParam(), dir);
+  ASSERT_EQ(cases.size(), 71u) << "the .inp and .out files should pair 71 strings";
+  if (GetParam() == "gemma-3")
+    for (auto& c : cases)
+      if (c.text == "<s>strike</s> <mask> [multimodal]")
+        c.ids = " 203 110095 954 236751 236813 655 1080 236813 236743 5";  // llama.cpp's
+  expect_every_string(*tok, cases, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, FixtureVocab,
+                         testing::Values("gpt-4o", "deepseek-v3", "gemma-3"), [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+// The 2026 vocabularies as llama.cpp (0253fb21f) reads them: BOS and the end-of-generation set
+// it prints (Gemma 3: <eos>, <end_of_turn>, its eos here, and </s> by its text), Gemma 3 with
+// no space prefix.
+TEST(FixtureVocabSpecials, BosAndEndOfGenerationAsLlamaCpp) {
+  const std::filesystem::path dir = SWITCHYARD_VOCAB_2026_DIR;
+  auto load_fixture = [&](const std::string& name) {
+    const auto f = gguf::File::open((dir / ("ggml-vocab-" + name + ".gguf")).string());
+    return Tokenizer::from_gguf(*f);
+  };
+  const auto gemma = load_fixture("gemma-3");
+  EXPECT_FALSE(gemma->vocab().add_space_prefix);
+  EXPECT_EQ(gemma->n_vocab(), 262208);
+  EXPECT_EQ(gemma->end_of_generation(), (Ids{1, 106, 212}));
+  EXPECT_EQ(gemma->encode("Hello world", gemma->vocab().add_bos), (Ids{2, 9259, 1902}));
+  const auto gpt = load_fixture("gpt-4o");
+  EXPECT_EQ(gpt->end_of_generation(), (Ids{199999}));
+  EXPECT_EQ(gpt->encode("Hello world", gpt->vocab().add_bos), (Ids{13225, 2375}));
+  const auto deepseek = load_fixture("deepseek-v3");
+  EXPECT_EQ(deepseek->end_of_generation(), (Ids{1}));
+  EXPECT_EQ(deepseek->encode("Hello world", deepseek->vocab().add_bos), (Ids{0, 19923, 2058}));
+}
 
 // Qwen 3.5's pre-tokenizer (tokenizer.ggml.pre "qwen35": Qwen 2's regex with combining marks kept
 // in words) on Qwen 2's vocabulary, against llama.cpp's llama-tokenize (0253fb21f) on the same
@@ -147,12 +201,18 @@ TEST(ReferenceVocabSpecials, RenderedTemplateMarkupIsParsedMessagesAreNot) {
 
 TEST(ReferenceVocabSpecials, EndOfGenerationSet) {
   if (!have_reference()) GTEST_SKIP() << "no reference data";
-  // phi-3: eos <|endoftext|> and <|end|>, found by its text as llama.cpp finds it (eot).
+  // The sets llama.cpp (0253fb21f) prints for these files ("printing all EOG tokens"): the keys'
+  // eos and eot, and the tokens it knows by their text (phi-3's <|end|> is its eot; </s>,
+  // Qwen's FIM pad, repo and file-separator markers).
   const auto phi3 = load("phi-3");
-  EXPECT_EQ(phi3->end_of_generation(), (Ids{kPhi3EndOfText, kPhi3End}));
+  EXPECT_EQ(phi3->end_of_generation(), (Ids{2, kPhi3EndOfText, kPhi3End}));
   EXPECT_EQ(phi3->vocab().eot, kPhi3End);
   EXPECT_EQ(load("llama-spm")->end_of_generation(), (Ids{2}));
   EXPECT_EQ(load("gpt-2")->end_of_generation(), (Ids{50256}));
+  EXPECT_EQ(load("llama-bpe")->end_of_generation(), (Ids{128001, 128009}));
+  EXPECT_EQ(load("qwen2")->end_of_generation(),
+            (Ids{128247, 151643, 151645, 151662, 151663, 151664}));
+  EXPECT_EQ(load("deepseek-llm")->end_of_generation(), (Ids{100001}));
 }
 
 }  // namespace

@@ -14,3 +14,10 @@ if(Python3_Interpreter_FOUND)
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/gen-unicode-table.py --check)
   set_tests_properties(unicode_table_current PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+# The 2026 vocabularies (tests/fixtures/vocab): unpacked at configure time, again when the archive
+# changes.
+set(vocab_archive ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/vocab/vocab-2026.tar.xz)
+set(vocab_dir ${CMAKE_CURRENT_BINARY_DIR}/vocab-2026)
+file(ARCHIVE_EXTRACT INPUT ${vocab_archive} DESTINATION ${vocab_dir})
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${vocab_archive})
+target_compile_definitions(test_text_reference PRIVATE SWITCHYARD_VOCAB_2026_DIR="${vocab_dir}")

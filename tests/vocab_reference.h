@@ -37,8 +37,9 @@ inline std::string read_all(const std::filesystem::path& p) {
 
 // The .inp strings (separated by "\n__ggml_vocab_test__\n", the file ending with one) paired with
 // the .out lines; empty when the files are missing.
-inline std::vector<VocabCase> vocab_cases(const std::string& name) {
-  const auto base = vocab_reference_dir() / ("ggml-vocab-" + name + ".gguf");
+inline std::vector<VocabCase> vocab_cases(
+    const std::string& name, const std::filesystem::path& dir = vocab_reference_dir()) {
+  const auto base = dir / ("ggml-vocab-" + name + ".gguf");
   const std::string inp = read_all(base.string() + ".inp"), out = read_all(base.string() + ".out");
   std::vector<std::string> texts, lines;
   const std::string sep = "\n__ggml_vocab_test__\n";

@@ -168,7 +168,8 @@ void OnednnBackend::attention(const AttentionOp& op) {
                                       q + n_head * d,
                                       part ? part : op.out.f32() + h0,
                                       ml,
-                                      ml + n_head};
+                                      ml + n_head,
+                                      op.softcap};
       kernels_.attn_decode(a);
       // A sink adds e^(sink - m) to each head's sum l: out = acc / l becomes acc / (l + that).
       // A split query's spans merge with the sink below instead.
@@ -198,7 +199,7 @@ void OnednnBackend::attention(const AttentionOp& op) {
     std::fill(o, o + rows * dp, 0.0f);
     std::fill(kt + d * bk, kt + dp * bk, 0.0f);  // padded head dims contribute nothing
 
-    kernels::AttnTileArgs a{rows, dp, q, valid, skip, kt, v, 0, sc, corr, m, l, o};
+    kernels::AttnTileArgs a{rows, dp, q, valid, skip, kt, v, 0, sc, corr, m, l, o, op.softcap};
     for (int64_t p0 = first; p0 <= last; p0 += bk) {
       const int64_t n_keys = std::min(bk, last + 1 - p0);
       for (int64_t j = 0; j < n_keys; ++j) {

@@ -67,6 +67,7 @@ void RefBackend::attention(const AttentionOp& op) {
           double dot = 0.0;
           for (int64_t i = 0; i < head_dim; ++i) dot += (double)q[i] * k[i];
           score[p] = dot * op.scale;
+          if (op.softcap != 0.0f) score[p] = op.softcap * std::tanh(score[p] / op.softcap);
           mx = std::fmax(mx, score[p]);
         }
         double sum = op.sinks ? std::exp(sink - mx) : 0.0;

@@ -35,6 +35,11 @@ struct Paging {
   }
 };
 
+// A score after Gemma 2's logit soft-capping (cap 0: none).
+__device__ __forceinline__ float capped(float s, float cap) {
+  return cap != 0.0f ? cap * tanhf(s / cap) : s;
+}
+
 __device__ __forceinline__ float kv_get(const float* p, int64_t i) {
   return p[i];
 }
@@ -78,7 +83,8 @@ template <class KV>
 __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* vc, float* out,
                                         const int32_t* tokens, const int32_t* tok_seq,
                                         const int32_t* pos, Paging pg, int n_head, int group, int d,
-                                        float scale, int window, const float* sinks) {
+                                        float scale, int window, const float* sinks,
+                                        float softcap) {
   __shared__ float w_m[kDecodeWarps], w_l[kDecodeWarps];
   __shared__ float w_acc[kDecodeWarps][kMaxHeadDim];
   const int h = blockIdx.x, t = tokens[blockIdx.y], seq = tok_seq[t];
@@ -99,7 +105,7 @@ __global__ void attention_decode_kernel(const float* q, const KV* kc, const KV* 
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i)
       if (lane + i * SY_WARP < d) dot += qr[i] * kv_get(kr, lane + i * SY_WARP);
-    o.add(warp_sum(dot) * scale, vc + slot * kv_width + kv_off, lane, d);
+    o.add(capped(warp_sum(dot) * scale, softcap), vc + slot * kv_width + kv_off, lane, d);
   }
   if (lane == 0) w_m[warp] = o.m, w_l[warp] = o.l;
 #pragma unroll
@@ -126,7 +132,7 @@ template <class KV>
 __global__ void attention_prefill_kernel(const float* q, const KV* kc, const KV* vc, float* out,
                                          const int32_t* tiles, const int32_t* pos, Paging pg,
                                          int n_head, int group, int d, float scale, int window,
-                                         const float* sinks) {
+                                         const float* sinks, float softcap) {
   __shared__ float ks[kChunk][kMaxHeadDim];
   __shared__ float vs[kChunk][kMaxHeadDim];
   const int h = blockIdx.x;
@@ -161,7 +167,7 @@ __global__ void attention_prefill_kernel(const float* q, const KV* kc, const KV*
 #pragma unroll
       for (int i = 0; i < kPerLane; ++i)
         if (lane + i * SY_WARP < d) dot += qr[i] * ks[p][lane + i * SY_WARP];
-      o.add(warp_sum(dot) * scale, vs[p], lane, d);
+      o.add(capped(warp_sum(dot) * scale, softcap), vs[p], lane, d);
     }
     __syncthreads();
   }
@@ -183,13 +189,13 @@ void launch_attention(const KV* kc, const KV* vc, const plugin::AttentionOp& op,
     const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_decode - t0));
     SY_LAUNCH(attention_decode_kernel<KV>, grid, kDecodeWarps * SY_WARP, stream, op.q.f32(), kc, vc,
               op.out.f32(), at(dec_at) + t0, at(seq_at), at(pos_at), pg, (int)n_head, group, (int)d,
-              op.scale, (int)op.window, op.sinks);
+              op.scale, (int)op.window, op.sinks, op.softcap);
   }
   for (size_t i0 = 0; i0 < n_tiles; i0 += 65535) {
     const dim3 grid((unsigned)n_head, (unsigned)std::min<size_t>(65535, n_tiles - i0));
     SY_LAUNCH(attention_prefill_kernel<KV>, grid, kTileQ * SY_WARP, stream, op.q.f32(), kc, vc,
               op.out.f32(), at(tile_at) + kTileInts * i0, at(pos_at), pg, (int)n_head, group,
-              (int)d, op.scale, (int)op.window, op.sinks);
+              (int)d, op.scale, (int)op.window, op.sinks, op.softcap);
   }
 }
 

@@ -70,6 +70,7 @@ std::vector<std::string> Backend::missing_ops(const OpNeeds& needs) const {
   if (SY_VERSION_MINOR(plugin_->abi_version()) < 6) {
     if (needs.unary_1_6) missing.push_back("unary with gelu or tanh (ABI 1.6)");
     if (needs.attention_sinks) missing.push_back("attention with sinks (ABI 1.6)");
+    if (needs.attention_softcap) missing.push_back("attention with logit soft-capping (ABI 1.6)");
   }
   return missing;
 }

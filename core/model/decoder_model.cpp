@@ -112,6 +112,7 @@ OpNeeds DecoderModel::op_needs() const {
     n.attention_sinks |= L.attn.sinks != nullptr;
   }
   n.attention_window = d_.window > 0;
+  n.attention_softcap = d_.attn_softcap != 0.0f;
   n.rope_ext = rope_ext && d_.rope.enabled && (!d_.rope.plain() || w_.rope_freqs != nullptr);
   n.bias_scale = w_.any_epilogue() || d_.embedding_scale != 0.0f || d_.residual_scale != 0.0f ||
                  d_.logit_scale != 0.0f || w_.output_bias;

@@ -105,6 +105,7 @@ struct ModelDesc {
   // Granite's multipliers (0: off): embeddings times, mixer and FFN outputs times, logits divided.
   float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f;
   float logit_softcap = 0.0f;  // Gemma: logits = c tanh(logits / c) (0: off)
+  float attn_softcap = 0.0f;   // Gemma 2: attention scores s = c tanh(s / c) (0: off)
   uint32_t n_nextn = 0;    // trailing multi-token-prediction blocks, loaded but not run
   uint32_t n_cls_out = 1;  // outputs of a reranker's classification head (loaded, not run)
 

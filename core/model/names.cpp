@@ -77,6 +77,7 @@ constexpr KeyName kKeys[] = {
     {Key::rope_dimension_count_swa, true, "rope.dimension_count_swa"},
     {Key::shared_kv_layers, true, "attention.shared_kv_layers"},
     {Key::embedding_length_per_layer_input, true, "embedding_length_per_layer_input"},
+    {Key::attn_logit_softcapping, true, "attn_logit_softcapping"},
 };
 static_assert(std::size(kKeys) == static_cast<size_t>(Key::count), "a Key without a name");
 

@@ -74,6 +74,7 @@ enum class Key : uint16_t {
   rope_dimension_count_swa,
   shared_kv_layers,
   embedding_length_per_layer_input,
+  attn_logit_softcapping,
   count
 };
 

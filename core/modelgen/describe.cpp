@@ -275,17 +275,25 @@ ModelDesc describe(const ModelShape& s) {
     d.rope_swa.factors = false;
     return d;
   }
-  if (s.arch == "gemma3") {
+  if (s.arch == "gemma2" || s.arch == "gemma3") {
     attention_sizes(s, d, true, true);
-    if (s.n_expert) bad("gemma3 has no experts");
-    if (s.n_rot && s.n_rot != d.head_dim) bad("gemma3 rotates whole heads");
+    if (s.n_expert) bad(s.arch + " has no experts");
+    if (s.n_rot && s.n_rot != d.head_dim) bad(s.arch + " rotates whole heads");
     d.ffn_act = FfnAct::geglu;
     d.embedding_scale = std::sqrt(float(s.n_embd));
     d.attn_scale = 1.0f / std::sqrt(float(d.head_dim));
-    d.logit_softcap = s.logit_softcap;
     layers(Mixer::attention, Mixer::attention, FfnKind::moe, FfnKind::dense);
-    d.window = s.window;
     d.rope_swa = d.rope;
+    if (s.arch == "gemma2") {  // always capped, every other layer local
+      d.attn_softcap = s.attn_softcap != 0.0f ? s.attn_softcap : 50.0f;
+      d.logit_softcap = s.logit_softcap != 0.0f ? s.logit_softcap : 30.0f;
+      d.window = s.window ? s.window : 4096;
+      d.set_swa_period(s.window_period ? s.window_period : 2);
+      if (s.rope_freq_base_swa != 0.0f) d.rope_swa.freq_base = s.rope_freq_base_swa;
+      return d;
+    }
+    d.logit_softcap = s.logit_softcap;
+    d.window = s.window;
     if (s.window) {
       d.set_swa_period(s.window_period ? s.window_period : 6);
       d.rope_swa.freq_base = s.rope_freq_base_swa != 0.0f ? s.rope_freq_base_swa : 10000.0f;
@@ -341,7 +349,7 @@ bool is_generated_arch(const std::string& arch) {
 std::string generated_archs() {
   return "llama, mamba, jamba, mamba2, granitehybrid, nemotron_h, nemotron_h_moe, falcon-h1, "
          "lfm2, lfm2moe, qwen35, qwen35moe, qwen3next, qwen3, qwen3moe, qwen2, qwen2moe, mistral3, "
-         "granite, granitemoe, phi3, gemma3, gpt-oss, gemma4";
+         "granite, granitemoe, phi3, gemma2, gemma3, gpt-oss, gemma4";
 }
 
 }  // namespace sy::model

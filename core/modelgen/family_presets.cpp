@@ -123,6 +123,15 @@ bool tiny_preset(const std::string& name, ModelShape& s) {
   } else if (name == "phi3-tiny") {
     s = tiny("phi3", 2);
     s.n_rot = 8, s.n_ff = 128;  // partial rotary (Phi-4-mini rotates 3/4 of each head)
+  } else if (name == "gemma2-tiny") {
+    // Local, global, local (Gemma 2's period), a window shorter than the test prompts, a
+    // local RoPE base of its own, and attention soft-capped low enough that the tiny model's
+    // scores bend (Gemma 2 ships 50).
+    s = tiny("gemma2", 3);
+    s.head_dim = 24, s.n_ff = 128, s.tied_output = true;
+    s.window = 8;
+    s.rope_freq_base_swa = 100000.0f;
+    s.attn_softcap = 0.5f, s.logit_softcap = 30.0f;
   } else if (name == "gemma3-tiny") {
     // Local, global, local: a window shorter than the test prompts, Gemma 3's two RoPE bases,
     // a head size of its own, and soft-capping (Gemma 2's; llama.cpp applies it when set).
@@ -271,6 +280,7 @@ std::vector<std::string> family_preset_names() {
           "granite-tiny",
           "granitemoe-tiny",
           "phi3-tiny",
+          "gemma2-tiny",
           "gemma3-tiny",
           "gpt-oss-tiny",
           "gemma4-tiny",

@@ -47,6 +47,9 @@ struct ModelShape {
   uint32_t window_period = 0;
   float rope_freq_base_swa = 0.0f;
   float logit_softcap = 0.0f;
+  // Gemma 2: attention scores soft-capped at this (0: 50, its default; final logits at
+  // logit_softcap, 0: 30), window 0: 4096, window_period 0: 2.
+  float attn_softcap = 0.0f;
   // Gemma 4: the local layers' head size (0: head_dim) and the global layers' KV heads
   // (0: n_head_kv).
   uint32_t head_dim_swa = 0;

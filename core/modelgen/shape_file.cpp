@@ -44,6 +44,7 @@ model::ModelShape load_shape(const std::filesystem::path& path, const std::strin
   top.read_int("window_period", s.window_period, 0, 512);
   top.read_float("rope_freq_base_swa", s.rope_freq_base_swa, 0.0, 1e12);
   top.read_float("logit_softcap", s.logit_softcap, 0.0, 1e6);
+  top.read_float("attn_softcap", s.attn_softcap, 0.0, 1e6);
   top.read_int("head_dim_swa", s.head_dim_swa, 0, 4096);
   top.read_int("n_head_kv_global", s.n_head_kv_global, 0, 4096);
   top.read_bool("rope", s.rope);

@@ -40,9 +40,14 @@ constexpr const char* kLower = R"(((?=[\p{L}])([^A-Z])))";
 const std::string kTekken = std::string(R"([^\r\n\p{L}\p{N}]?)") + kUpper + "*" + kLower +
                             R"(+|[^\r\n\p{L}\p{N}]?)" + kUpper + "+" + kLower +
                             R"(*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const std::string kGpt4o = std::string(R"([^\r\n\p{L}\p{N}]?)") + kUpper + "*" + kLower + "+" +
-                           kContractions + R"(?|[^\r\n\p{L}\p{N}]?)" + kUpper + "+" + kLower + "*" +
-                           kContractions +
+// GPT-4o's (o200k) word classes also hold the combining marks (\p{M}), which llama.cpp's
+// adaptation drops: with them a Devanagari or Khmer word stays one piece, as Hugging Face's
+// tokenizer (what the model was trained on) keeps it.
+constexpr const char* kUpperMarks = R"(((?=[\p{L}\p{M}])([^a-z])))";
+constexpr const char* kLowerMarks = R"(((?=[\p{L}\p{M}])([^A-Z])))";
+const std::string kGpt4o = std::string(R"([^\r\n\p{L}\p{N}]?)") + kUpperMarks + "*" + kLowerMarks +
+                           "+" + kContractions + R"(?|[^\r\n\p{L}\p{N}]?)" + kUpperMarks + "+" +
+                           kLowerMarks + "*" + kContractions +
                            R"(?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 // CJK ideographs (U+4E00..U+9FA5), U+0800..U+4E00 and Hangul as DeepSeek groups them.
 constexpr const char* kDeepseekCjk = R"([\x{4E00}-\x{9FA5}\x{0800}-\x{4E00}\x{AC00}-\x{D7FF}]+)";

@@ -26,7 +26,10 @@ size_t complete_utf8_prefix(const std::string& s) {
   return n;
 }
 
-// Texts llama.cpp takes for end-of-turn tokens; when no key names eot, the first one present is.
+// Token texts llama.cpp's vocabulary loader recognises by role (llama-vocab.cpp; its TODO says
+// converters should write keys instead). A token found by one of them becomes CONTROL, so it is
+// plain text unless special tokens are parsed, as in llama.cpp.
+// End of turn: when no key names eot, the first of these present is it.
 constexpr std::string_view kEndOfTurn[] = {"<|eot_id|>",
                                            "<|im_end|>",
                                            "<|end|>",
@@ -35,12 +38,47 @@ constexpr std::string_view kEndOfTurn[] = {"<|eot_id|>",
                                            "<|end_of_text|>",
                                            "<EOT>",
                                            "_<EOT>",
-                                           "<\xEF\xBD\x9C"
-                                           "end\xE2\x96\x81"
-                                           "of\xE2\x96\x81"
-                                           "sentence\xEF\xBD\x9C>",  // DeepSeek
+                                           "[EOT]",
+                                           "<\uFF5Cend\u2581of\u2581sentence\uFF5C>",  // DeepSeek
                                            "<end_of_utterance>"};
 constexpr std::string_view kEndOfMessage = "<|eom_id|>";
+// Fill-in-the-middle markers: prefix, suffix and middle ones only become CONTROL; pad, repo and
+// file-separator ones also end generation.
+constexpr std::string_view kFimMarkers[] = {
+    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",    "<\uFF5Cfim\u2581begin\uFF5C>",
+    "<PRE>",          "\u2581<PRE>",  "<|code_prefix|>", "<|prefix|>",
+    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",    "<\uFF5Cfim\u2581hole\uFF5C>",
+    "<SUF>",          "\u2581<SUF>",  "<|code_suffix|>", "<|suffix|>",
+    "<|fim_middle|>", "<fim-middle>", "<fim_middle>",    "<\uFF5Cfim\u2581end\uFF5C>",
+    "<MID>",          "\u2581<MID>",  "<|code_middle|>", "<|middle|>"};
+constexpr std::string_view kFimEnders[] = {
+    "<|fim_pad|>",   "<fim-pad>",  "<fim_pad>", "<PAD>",      "[PAD]",       "<|fim_repo|>",
+    "<|repo_name|>", "<fim-repo>", "<REPO>",    "<reponame>", "<|file_sep|>"};
+// Texts that end generation whatever the keys say.
+constexpr std::string_view kEndOfGeneration[] = {"<|eot_id|>",
+                                                 "<|im_end|>",
+                                                 "<|end|>",
+                                                 "<|return|>",
+                                                 "<|call|>",
+                                                 "<|flush|>",
+                                                 "<|calls|>",
+                                                 "<end_of_turn>",
+                                                 "<|endoftext|>",
+                                                 "</s>",
+                                                 "<|eom_id|>",
+                                                 "<EOT>",
+                                                 "_<EOT>",
+                                                 "[EOT]",
+                                                 "[EOS]",
+                                                 "<|end_of_text|>",
+                                                 "<end_of_utterance>",
+                                                 "<eos>",
+                                                 "<turn|>",
+                                                 "<|tool_response>",
+                                                 "<\uFF5Cend\u2581of\u2581sentence\uFF5C>"};
+// gpt-oss's harmony markup, which llama.cpp always renders and always matches.
+constexpr std::string_view kHarmonyMarkup[] = {"<|channel|>", "<|message|>", "<|start|>",
+                                               "<|constrain|>"};
 
 bool is_c_space(char c) {
   return std::isspace(static_cast<unsigned char>(c)) != 0;
@@ -179,27 +217,47 @@ VocabTokenizer::VocabTokenizer(Vocab v) : Tokenizer(std::move(v)) {
 }
 
 void VocabTokenizer::settle_special_tokens() {
-  auto make_control = [&](int32_t id) {
+  auto set_type = [&](int32_t id, TokenType t) {
     if (vocab_.types.empty()) vocab_.types.assign(vocab_.tokens.size(), TokenType::NORMAL);
-    vocab_.types[id] = TokenType::CONTROL;
+    vocab_.types[id] = t;
   };
   std::vector<int32_t> eog;
-  for (std::string_view name : kEndOfTurn) {
-    const int32_t id = find(name);
-    if (id < 0) continue;
-    if (vocab_.eot < 0) vocab_.eot = id;
-    eog.push_back(id);
-    make_control(id);
-  }
-  if (const int32_t id = find(kEndOfMessage); id >= 0) {
-    if (vocab_.eom < 0) vocab_.eom = id;
-    eog.push_back(id);
-    make_control(id);
-  }
+  auto mark = [&](std::string_view text, bool ends) {
+    const int32_t id = find(text);
+    if (id < 0) return id;
+    set_type(id, TokenType::CONTROL);
+    if (ends) eog.push_back(id);
+    return id;
+  };
+  for (std::string_view text : kEndOfTurn)
+    if (const int32_t id = mark(text, false); id >= 0 && vocab_.eot < 0) vocab_.eot = id;
+  if (const int32_t id = mark(kEndOfMessage, false); id >= 0 && vocab_.eom < 0) vocab_.eom = id;
+  for (std::string_view text : kFimMarkers) mark(text, false);
+  for (std::string_view text : kFimEnders) mark(text, true);
+  for (std::string_view text : kEndOfGeneration) mark(text, true);
   for (int32_t id : {vocab_.eos, vocab_.eot, vocab_.eom})
     if (id >= 0) eog.push_back(id);
+  for (std::string_view text : kHarmonyMarkup)
+    if (const int32_t id = find(text); id >= 0) set_type(id, TokenType::USER_DEFINED);
   std::sort(eog.begin(), eog.end());
   eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
+  auto ends = [&](std::string_view text) {
+    const int32_t id = find(text);
+    return id >= 0 && std::binary_search(eog.begin(), eog.end(), id) ? id : -1;
+  };
+  // Harmony (gpt-oss) and Solar Open end a turn with <|return|> or <|call|>; their <|end|> only
+  // closes a message inside one, so it is ordinary markup there.
+  if (const int32_t end = ends("<|end|>");
+      end >= 0 && ((ends("<|return|>") >= 0 && ends("<|call|>") >= 0) ||
+                   (ends("<|calls|>") >= 0 && ends("<|flush|>") >= 0))) {
+    eog.erase(std::find(eog.begin(), eog.end(), end));
+    set_type(end, TokenType::USER_DEFINED);
+  }
+  // Gemma 4 writes </s> inside tool responses.
+  if (const int32_t s = ends("</s>"); s >= 0 && ends("<|tool_response>") >= 0) {
+    eog.erase(std::find(eog.begin(), eog.end(), s));
+    set_type(s, TokenType::NORMAL);
+  }
   eog_ = std::move(eog);
 }
 

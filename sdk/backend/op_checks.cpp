@@ -474,6 +474,16 @@ AttentionOp attention(const Backend& be, const sy_attention_args* args) {
              n_head);
     op.sinks = s.f32();
   }
+  if (SY_ARGS_COVER(args, sy_attention_args, softcap) && args->softcap != 0.0f) {
+    if (!(be.desc && be.desc->dense2_ops))
+      c.fail(SY_ERR_UNSUPPORTED,
+             "attention logit soft-capping needs ABI 1.6, which %s does not implement",
+             be.desc ? be.desc->name : "this backend");
+    if (!(args->softcap > 0.0f) || !std::isfinite(args->softcap))
+      c.fail(SY_ERR_INVALID_ARG, "softcap=%g must be a positive finite number or 0",
+             (double)args->softcap);
+    op.softcap = args->softcap;
+  }
 
   const uint32_t* st = op.seq_token_start;
   check_seq_token_start(c, op.n_seqs, st, n_tokens, "q has");

@@ -94,6 +94,9 @@ typedef struct sy_attention_args {
    * softmax: out = sum_p e^(s_p - m) v_p / (sum_p e^(s_p - m) + e^(sinks[h] - m)), the sink not
    * multiplied by scale, m the largest of the scores and the sink. */
   const sy_tensor* sinks;
+  /* 0, or the cap c of Gemma 2's logit soft-capping: each score s (after scale) becomes
+   * c * tanh(s / c) before the softmax. */
+  float softcap;
 } sy_attention_args;
 
 /* The shape of one engine step, for cost estimates (since 1.1). */
@@ -500,7 +503,8 @@ typedef struct sy_backend_iface {
 
   /* ---- since 1.6: the dense families' ops (Gemma's unary kinds, gpt-oss) ----
    * Optional, as the 1.5 block. A plugin that negotiates 1.6 also honours the GELU and TANH
-   * unary kinds and sy_attention_args.sinks; the host sends them only to such plugins. */
+   * unary kinds and sy_attention_args.sinks and softcap; the host sends them only to such
+   * plugins. */
   sy_status (*swiglu_oai)(sy_backend_t backend, const sy_swiglu_oai_args* args);
 } sy_backend_iface;
 

@@ -112,6 +112,7 @@ struct AttnTileArgs {
   float* m;     // per row: running max (start at -inf)
   float* l;     // per row: running sum of exp (start at 0)
   float* o;     // rows x dp: running output (start at 0); divide by l at the end
+  float softcap;  // 0, or Gemma 2's cap: each score s becomes softcap * tanh(s / softcap)
 };
 
 // Attention of one decoding token over keys [k0, k1) of its sequence, for every query head,
@@ -133,6 +134,7 @@ struct AttnDecodeArgs {
   float* out;  // rows x d
   float* m;    // per row: the span's max score
   float* l;    // per row: the sum over the span of e^(score - m)
+  float softcap;  // as AttnTileArgs::softcap
 };
 
 // Mamba-2's scan, one token of one head (backend.h, sy_ssm_scan2_args): for its rows p in

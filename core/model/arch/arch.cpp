@@ -16,7 +16,8 @@ const Arch* const* archs(size_t& n) {
       &lfm2_arch(),          &lfm2moe_arch(),    &qwen35_arch(),         &qwen35moe_arch(),
       &qwen3next_arch(),     &qwen3_arch(),      &qwen3moe_arch(),       &qwen2_arch(),
       &qwen2moe_arch(),      &mistral3_arch(),   &granite_arch(),        &granitemoe_arch(),
-      &phi3_arch(),          &gemma3_arch(),     &gpt_oss_arch(),        &gemma4_arch()};
+      &phi3_arch(),          &gemma2_arch(),     &gemma3_arch(),         &gpt_oss_arch(),
+      &gemma4_arch()};
   n = std::size(kArchs);
   return kArchs;
 }

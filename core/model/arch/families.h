@@ -26,6 +26,7 @@ const Arch& mistral3_arch();
 const Arch& granite_arch();
 const Arch& granitemoe_arch();
 const Arch& phi3_arch();
+const Arch& gemma2_arch();
 const Arch& gemma3_arch();
 const Arch& gpt_oss_arch();
 const Arch& gemma4_arch();

@@ -7,11 +7,10 @@
 
 #include "model/arch/arch.h"
 #include "model/arch/families.h"
+#include "model/arch/gemma_layer.h"
 
 namespace sy::model {
 namespace {
-
-using names::Tensor;
 
 // llama.cpp's default period: five local layers, then a global one.
 constexpr uint32_t kDefaultPeriod = 6;
@@ -52,29 +51,13 @@ class Gemma3 final : public Arch {
     if (d.window) {
       k.u32(Key::sliding_window, d.window);
       k.f32(Key::rope_freq_base_swa, d.rope_swa.freq_base);
-      uint32_t period = 0;  // the first global layer's index + 1; 0 when every layer is local
-      while (period < d.n_layer && d.layers[period].swa) ++period;
-      period = period < d.n_layer ? period + 1 : 0;
-      if (period != kDefaultPeriod) k.u32(Key::sliding_window_pattern, period);
+      write_swa_period(k, d, kDefaultPeriod);
     }
     if (d.logit_softcap != 0.0f) k.f32(Key::final_logit_softcapping, d.logit_softcap);
   }
 
   void tensors(TensorTable& t, const ModelDesc& d, ModelWeights& w) const override {
-    global_tensors(t, d, w);
-    AttentionRules attn;
-    attn.qkv = {Take::applied, true};  // build_qkv: optional biases and scales
-    attn.out = {Take::no, true};
-    attn.qk_norm = true;
-    const LinearRules ffn{Take::no, false};  // build_ffn gets no biases or scales here
-    layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
-      L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
-      attention_tensors(t, d, il, attn, L.attn);
-      L.attn_post_norm = layer_norm(t, d, Tensor::post_attention_norm, il);
-      L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
-      ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn);
-      L.ffn_post_norm = layer_norm(t, d, Tensor::post_ffw_norm, il);
-    });
+    gemma_layer_tensors(t, d, w, true);
   }
 };
 

@@ -204,6 +204,13 @@ void read_swa_period(const KeyReader& k, ModelDesc& d, uint32_t period) {
   d.set_swa_period(period);
 }
 
+void write_swa_period(KeyWriter& k, const ModelDesc& d, uint32_t period) {
+  uint32_t first_global = 0;  // its index + 1 is the period; 0 when every layer is local
+  while (first_global < d.n_layer && d.layers[first_global].swa) ++first_global;
+  const uint32_t p = first_global < d.n_layer ? first_global + 1 : 0;
+  if (p != period) k.u32(Key::sliding_window_pattern, p);
+}
+
 float read_freq_base_swa(const KeyReader& k, float def) {
   const float base = k.f32(Key::rope_freq_base_swa, def);
   if (!(base > 0.0f)) throw k.fail(k.name(Key::rope_freq_base_swa) + " must be positive");

@@ -110,6 +110,8 @@ void write_dense_attention(KeyWriter& k, const ModelDesc& d);
 // period sliding_window_pattern gives (a scalar; an array is ignored, as get_key_or_arr into a
 // scalar does), else `period`.
 void read_swa_period(const KeyReader& k, ModelDesc& d, uint32_t period);
+// read_swa_period's twin: sliding_window_pattern, unless d's period is the family's `period`.
+void write_swa_period(KeyWriter& k, const ModelDesc& d, uint32_t period);
 // rope.freq_base_swa (default `def`), positive.
 float read_freq_base_swa(const KeyReader& k, float def);
 // feed_forward_length (scalar or per layer) over the layers `which` marks; all must agree.

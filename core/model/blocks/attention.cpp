@@ -103,7 +103,7 @@ void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, con
   }
   if (p.q_temp.struct_size) b.mul(&q, &p.q_temp, &q);  // after RoPE, as llama.cpp scales Qcur
   paged_attention(b, p.bt, p.cache, w.cache_layer, q3, k, v, a3, static_cast<uint32_t>(HK),
-                  d.attn_scale, w.swa ? d.window : 0, w.sinks);
+                  d.attn_scale, w.swa ? d.window : 0, w.sinks, d.attn_softcap);
   if (w.gate.present()) {  // att * sigmoid(gate), before the output projection
     const sy_tensor g = p.scratch.f32({D * H, T});
     apply_linear(b, w.gate, xn, g);

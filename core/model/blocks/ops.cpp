@@ -53,7 +53,7 @@ void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_
 void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint32_t layer,
                      const sy_tensor& q3, const sy_tensor& k, const sy_tensor& v,
                      const sy_tensor& out3, uint32_t n_kv_head, float scale, uint32_t window,
-                     const sy_tensor* sinks) {
+                     const sy_tensor* sinks, float softcap) {
   const sy_kv_store_args st{sizeof(sy_kv_store_args), &k, &v, &cache.k(layer), &cache.v(layer),
                             bt.kv_slots.data()};
   backend.kv_store(&st);
@@ -73,6 +73,7 @@ void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint
   aa.scale = scale;
   aa.window = window;
   aa.sinks = sinks;
+  aa.softcap = softcap;
   backend.attention(&aa);
 }
 

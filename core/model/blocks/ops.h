@@ -29,11 +29,11 @@ void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_
 
 // Stores k and v ({D * n_kv_head, T}) at the batch's KV slots of `layer`, then attends q3
 // ({D, H, T}) over each sequence's cached positions (the last `window` ones when nonzero) into
-// out3 ({D, H, T}).
+// out3 ({D, H, T}); sinks and softcap as sy_attention_args has them.
 void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint32_t layer,
                      const sy_tensor& q3, const sy_tensor& k, const sy_tensor& v,
                      const sy_tensor& out3, uint32_t n_kv_head, float scale, uint32_t window,
-                     const sy_tensor* sinks = nullptr);
+                     const sy_tensor* sinks = nullptr, float softcap = 0.0f);
 
 // y = f(x) for a sy_unary_kind.
 void unary(Backend& backend, uint32_t kind, const sy_tensor& x, const sy_tensor& y);

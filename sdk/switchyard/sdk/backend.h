@@ -48,6 +48,7 @@ struct AttentionOp {
   float scale;
   uint32_t window = 0;  // 1.5: 0, or the sliding window's length (see sy_attention_args)
   const float* sinks = nullptr;  // 1.6: n_head sink logits (device memory on a GPU), or none
+  float softcap = 0.0f;          // 1.6: 0, or the logit soft-cap (see sy_attention_args)
 };
 
 // The 1.1 hybrid (SSM + MoE) ops, validated: see backend.h for the math.
@@ -193,7 +194,7 @@ class Backend {
   virtual void mul(const Tensor& a, const Tensor& b, const Tensor& y);
   virtual void unary(const UnaryOp& op);
   // 1.6 op: exported only when the PluginDesc sets dense2_ops (with the GELU and TANH unary kinds
-  // and attention sinks; the plugin then speaks 1.6, without it at most 1.5).
+  // and attention sinks and soft-capping; the plugin then speaks 1.6, without it at most 1.5).
   virtual void swiglu_oai(const SwigluOaiOp& op);
   // 1.4 weight_pack: the bytes of w in a layout of this backend's own, or 0 when it has none for
   // w (the default: weight_pack then returns no buffer); pack_weight writes them to dst (64-byte
@@ -316,8 +317,9 @@ struct PluginDesc {
   // Without it the 1.5 slots are NULL and the plugin negotiates at most ABI 1.4.
   bool hybrid2_ops = false;
   // Implements the 1.6 ops: the unary kinds GELU and TANH (Gemma's GEGLU and soft-capping),
-  // attention sinks and swiglu_oai (gpt-oss). Without it the swiglu_oai slot is NULL, unary
-  // refuses the new kinds, attention the sinks, and the plugin negotiates at most ABI 1.5.
+  // attention sinks and swiglu_oai (gpt-oss), attention logit soft-capping (Gemma 2). Without it
+  // the swiglu_oai slot is NULL, unary refuses the new kinds, attention the sinks and the cap, and
+  // the plugin negotiates at most ABI 1.5.
   bool dense2_ops = false;
 };
 

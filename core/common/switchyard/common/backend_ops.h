@@ -77,6 +77,7 @@ struct OpNeeds {
   bool attention_window = false, moe_routing_1_5 = false, moe_experts_1_5 = false;
   bool unary_1_6 = false;        // the 1.6 unary kinds (GELU, TANH)
   bool attention_sinks = false;  // the 1.6 member sy_attention_args.sinks
+  bool attention_softcap = false;  // the 1.6 member sy_attention_args.softcap
   bool swiglu_oai = false;
   bool wants(OpGroup g) const {
     switch (g) {
