@@ -2,7 +2,9 @@
 """Writes core/text/unicode_table.cpp: the Unicode general category of every code point (as
 ranges) and the White_Space set, from the Unicode Character Database files of Debian's
 `unicode-data` package (/usr/share/unicode). The pre-tokenizer patterns use them for \\p{..}
-and \\s.
+and \\s. Besides, for NFC (Qwen's normaliser): the canonical combining classes and the
+canonical decompositions, each marked when its pair composes back (not a
+Full_Composition_Exclusion).
 
 Usage: gen-unicode-table.py [--ucd DIR] [--out FILE] [--check]
   --check: exit 1 (and say so) when FILE differs from what would be written, 77 without the
@@ -45,6 +47,35 @@ def read_white_space(path):
     return out
 
 
+def read_normalization(path):
+    """Canonical combining classes {cp: ccc != 0} and decompositions {cp: (a, b)} (b 0 for a
+    singleton) of UnicodeData.txt."""
+    ccc, dec = {}, {}
+    for line in open(path, encoding="utf-8"):
+        f = line.split(";")
+        cp = int(f[0], 16)
+        if int(f[3]):
+            ccc[cp] = int(f[3])
+        if f[5] and not f[5].startswith("<"):
+            parts = [int(x, 16) for x in f[5].split()]
+            dec[cp] = (parts[0], parts[1] if len(parts) > 1 else 0)
+    return ccc, dec
+
+
+def read_full_composition_exclusion(path):
+    out = set()
+    for line in open(path, encoding="utf-8"):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        cps, prop = [x.strip() for x in line.split(";")[:2]]
+        if prop != "Full_Composition_Exclusion":
+            continue
+        lo, _, hi = cps.partition("..")
+        out.update(range(int(lo, 16), int(hi or lo, 16) + 1))
+    return out
+
+
 def version(ucd):
     p = os.path.join(ucd, "ReadMe.txt")
     if os.path.exists(p):
@@ -79,7 +110,23 @@ def render(ucd):
             "const CodeRange kWhiteSpace[] = {"]
     for i in range(0, len(ws), 6):
         out.append("    " + " ".join("{0x%X, 0x%X}," % r for r in ws[i:i + 6]))
-    out += ["};", "const size_t kWhiteSpaceCount = sizeof kWhiteSpace / sizeof kWhiteSpace[0];", "",
+    out += ["};", "const size_t kWhiteSpaceCount = sizeof kWhiteSpace / sizeof kWhiteSpace[0];", ""]
+    ccc, dec = read_normalization(os.path.join(ucd, "UnicodeData.txt"))
+    excluded = read_full_composition_exclusion(os.path.join(ucd, "DerivedNormalizationProps.txt"))
+    out += ["// Canonical combining classes other than 0, by code point.",
+            "const CombiningClass kCombiningClasses[] = {"]
+    items = sorted(ccc.items())
+    for i in range(0, len(items), 6):
+        out.append("    " + " ".join("{0x%X, %d}," % r for r in items[i:i + 6]))
+    out += ["};", "const size_t kCombiningClassCount = sizeof kCombiningClasses / sizeof kCombiningClasses[0];",
+            "", "// Canonical decompositions (one level; second 0: a singleton), by code point; composes:",
+            "// the pair composes back to it (not a Full_Composition_Exclusion). Hangul is computed.",
+            "const Decomposition kDecompositions[] = {"]
+    items = sorted(dec.items())
+    for i in range(0, len(items), 3):
+        out.append("    " + " ".join("{0x%X, 0x%X, 0x%X, %s}," % (cp, a, b, "false" if cp in excluded else "true")
+                                     for cp, (a, b) in items[i:i + 3]))
+    out += ["};", "const size_t kDecompositionCount = sizeof kDecompositions / sizeof kDecompositions[0];", "",
             "}  // namespace sy::text::detail", ""]
     return "\n".join(out)
 

@@ -80,7 +80,7 @@ constexpr const char* kBloom =
 struct Family {
   std::vector<std::string> names;
   std::vector<std::string> patterns;
-  bool ignore_merges = false, add_bos = false;
+  bool ignore_merges = false, add_bos = false, nfc = false;
 };
 
 const std::vector<Family>& families() {
@@ -106,10 +106,11 @@ const std::vector<Family>& families() {
       {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "gigachat", "jina-es", "jina-de", "jina-v2-es",
         "jina-v2-de", "exaone4"},
        {kGpt2}},
-      {{"qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan", "grok-2", "kormo",
-        "f2llmv2"},
-       {kQwen2}},
-      {{"qwen35"}, {kQwen35}},
+      // Qwen's tokenizer.json normalises to NFC first, as Hugging Face runs it (what the models
+      // were trained on); llama.cpp does not.
+      {{"qwen2", "deepseek-r1-qwen"}, {kQwen2}, false, false, true},
+      {{"stablelm2", "megrez", "hunyuan", "grok-2", "kormo", "f2llmv2"}, {kQwen2}},
+      {{"qwen35"}, {kQwen35}, false, false, true},
       {{"poro-chat", "bloom", "gpt3-finnish"}, {kBloom}},
       {{"viking"}, {kBloom, R"(\p{N})"}},
       {{"tekken"}, {kTekken}, true, true},
@@ -140,6 +141,7 @@ const PreTokenizer* find_pre_tokenizer(std::string_view name) {
     for (const std::string& re : f.patterns) p.patterns.emplace_back(re);
     p.ignore_merges = f.ignore_merges;
     p.add_bos = f.add_bos;
+    p.nfc = f.nfc;
     return &compiled.emplace(std::string(name), std::move(p)).first->second;
   }
   return nullptr;
@@ -159,7 +161,7 @@ std::vector<std::string> pre_tokenizer_names() {
 }
 
 std::vector<std::string> pretokenize(const PreTokenizer& pre, std::string_view text) {
-  const std::vector<uint32_t> cps = decode_utf8(text);
+  const std::vector<uint32_t> cps = pre.nfc ? nfc(decode_utf8(text)) : decode_utf8(text);
   std::vector<std::string> words;
   size_t at = 0;
   for (const size_t len : split_by_patterns(cps, pre.patterns)) {

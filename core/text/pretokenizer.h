@@ -16,6 +16,7 @@ struct PreTokenizer {
   std::vector<Regex> patterns;
   bool ignore_merges = false;  // a word that is one token as a whole is emitted as it is
   bool add_bos = false;        // the default of tokenizer.ggml.add_bos_token
+  bool nfc = false;  // the text is NFC-normalised first (Qwen's tokenizer.json; llama.cpp skips it)
 };
 
 // The pre-tokenizer `name` stands for ("" means "default", as in llama.cpp); nullptr when the
@@ -28,7 +29,7 @@ const PreTokenizer& require_pre_tokenizer(std::string_view name);
 std::vector<std::string> pre_tokenizer_names();
 
 // The words `text` splits into, as UTF-8 (invalid UTF-8 bytes become U+FFFD first, as in
-// llama.cpp).
+// llama.cpp; then NFC where the pre-tokenizer asks for it).
 std::vector<std::string> pretokenize(const PreTokenizer& pre, std::string_view text);
 
 }  // namespace sy::text::detail

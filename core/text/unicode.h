@@ -1,6 +1,6 @@
 // Code points and their Unicode properties, as the pre-tokenizers need them: UTF-8 decoding as
 // llama.cpp does it (an invalid byte becomes U+FFFD), the general category of a code point and
-// the White_Space property, from a table generated from the Unicode Character Database
+// the White_Space property, and NFC, from tables generated from the Unicode Character Database
 // (scripts/gen-unicode-table.py).
 #pragma once
 
@@ -60,6 +60,19 @@ extern const size_t kCategoryRangeCount;
 extern const CodeRange kWhiteSpace[];
 extern const size_t kWhiteSpaceCount;
 
+struct CombiningClass {
+  uint32_t cp;
+  uint8_t ccc;
+};
+struct Decomposition {
+  uint32_t cp, first, second;  // second 0: a singleton
+  bool composes;               // first + second compose back to cp
+};
+extern const CombiningClass kCombiningClasses[];
+extern const size_t kCombiningClassCount;
+extern const Decomposition kDecompositions[];
+extern const size_t kDecompositionCount;
+
 GeneralCategory general_category(uint32_t cp);  // Cn beyond U+10FFFF
 bool is_white_space(uint32_t cp);
 
@@ -76,5 +89,9 @@ uint32_t category_mask(std::string_view name);
 uint32_t decode_utf8(std::string_view s, size_t pos, size_t& len);
 std::vector<uint32_t> decode_utf8(std::string_view s);
 void append_utf8(std::string& out, uint32_t cp);
+
+// Unicode Normalization Form C (canonical decomposition, canonical order, canonical
+// composition), as Hugging Face's NFC normaliser applies it before Qwen's pre-tokenizer.
+std::vector<uint32_t> nfc(std::vector<uint32_t> cps);
 
 }  // namespace sy::text::detail
