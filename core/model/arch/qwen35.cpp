@@ -72,12 +72,7 @@ class Qwen35 final : public Arch {
 
   void write_keys(KeyWriter& k, const ModelDesc& d) const override {
     k.u32(Key::feed_forward_length, d.n_ff);
-    k.u32(Key::head_count, d.n_head);
-    k.u32(Key::head_count_kv, d.n_head_kv);
-    k.u32(Key::key_length, d.head_dim);
-    k.u32(Key::value_length, d.head_dim);
-    k.u32(Key::rope_dimension_count, d.rope.n_rot);
-    k.f32(Key::rope_freq_base, d.rope.freq_base);
+    write_dense_attention(k, d);
     if (v_ != Variant::qwen3next) {
       // Text positions rotate every pair like NEOX when the interleaved sections cover the
       // n_rot / 2 pairs: section k gets the pairs i < n_rot / 2 with i mod 3 = k.
