@@ -108,3 +108,48 @@ TEST(BenchDriver, ReplayRecordsEveryRequestAndStep) {
   EXPECT_EQ(s.completed, items.size() - 1);
   EXPECT_EQ(s.failed, 1u);
 }
+
+// Gemma 2's local layers in a pool of their own: the report's memory counts their blocks apart,
+// the cache is smaller than with swa_cache = "full", and the global layers' blocks are smaller.
+TEST(BenchDriver, SlidingWindowLayersCountTheirOwnPool) {
+  WorkloadSpec w;
+  w.seed = 9;
+  w.requests = 8;
+  w.rate = 200;
+  w.complex.prompt = {LengthDist::Kind::uniform, 0, 40, 90};
+  w.complex.output = {LengthDist::Kind::uniform, 0, 4, 8};
+  const auto items = generate_workload(w);
+  sy::modelgen::install_generate_hook();
+  const auto model = std::filesystem::temp_directory_path() / "sy-bench-driver-gemma2-tiny.gguf";
+  auto config = [&](const char* swa) {
+    return sy::parse_config(
+        std::string("plugin_dirs = [\"") + SWITCHYARD_PLUGIN_DIR + "\"]\nmodels_dir = \"" +
+            model.parent_path().string() + "\"\n[model]\npath = \"" + model.string() +
+            "\"\ngenerate = \"gemma2-tiny\"\n[backend]\nplugin = \"cpu_ref\"\n" +
+            "[scheduler]\nplugin = \"fixed_window\"\nmax_batch = 4\nwait_window_ms = 1\n" +
+            "[engine]\nmax_seqs = 4\nmax_batch_tokens = 256\nmax_context = 1024\nswa_cache = \"" +
+            swa + "\"\n",
+        "gemma2.toml");
+  };
+  auto windowed = sy::engine::Variant::build(config("window"));
+  auto full = sy::engine::Variant::build(config("full"));
+  ASSERT_TRUE(windowed->cache->windowed());
+  ASSERT_FALSE(full->cache->windowed());
+  const MemoryPeaks mw = replay(*windowed, items, DriverOptions{}).memory;
+  const MemoryPeaks mf = replay(*full, items, DriverOptions{}).memory;
+
+  // Window 8, blocks of 16, 4 sequences, passes of up to 256 tokens: 4 * 3 + 16 blocks.
+  EXPECT_EQ(windowed->cache->window_pool().total(), 28u);
+  EXPECT_EQ(mw.kv_window_block_bytes, 2 * mw.kv_block_bytes);  // two local layers, one global
+  EXPECT_EQ(mf.kv_window_block_bytes, 0u);
+  EXPECT_EQ(mf.kv_block_bytes, 3 * mw.kv_block_bytes);
+  EXPECT_EQ(mw.kv_allocated_bytes, windowed->cache->bytes());
+  EXPECT_LT(mw.kv_allocated_bytes, mf.kv_allocated_bytes);
+  EXPECT_GT(mw.peak_kv_window_blocks, 0u);
+  EXPECT_LE(mw.peak_kv_window_blocks, 28u);
+  EXPECT_EQ(mf.peak_kv_window_blocks, 0u);
+  EXPECT_LE(mw.peak_bytes, mw.peak_kv_blocks * mw.kv_block_bytes +
+                               mw.peak_kv_window_blocks * mw.kv_window_block_bytes);
+  // The same requests hold fewer bytes at their peak: the local layers keep 1 to 2 blocks each.
+  EXPECT_LT(mw.peak_bytes, mf.peak_bytes);
+}

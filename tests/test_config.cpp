@@ -110,6 +110,11 @@ TEST(Config, RangeAndEnumChecks) {
   EXPECT_EQ(sy::parse_config(base + "[engine]\nkv_dtype = \"f16\"\n", "ok.toml").engine.kv_dtype,
             (uint32_t)SY_DTYPE_F16);
   EXPECT_EQ(sy::parse_config(base, "ok.toml").engine.kv_dtype, (uint32_t)SY_DTYPE_F32);
+  EXPECT_EQ(error_of(base + "[engine]\nswa_cache = \"ring\"\n"),
+            "bad.toml:8:13: engine.swa_cache: must be one of \"window\", \"full\", got 'ring'");
+  EXPECT_EQ(sy::parse_config(base, "ok.toml").engine.swa_cache, "window");
+  EXPECT_EQ(sy::parse_config(base + "[engine]\nswa_cache = \"full\"\n", "ok.toml").engine.swa_cache,
+            "full");
   EXPECT_EQ(
       error_of("[model]\npath = \"m\"\ndtype = \"q4\"\n"),
       "bad.toml:3:9: model.dtype: must be one of f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, "

@@ -19,6 +19,7 @@
 #include "host/scheduler.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "model/model_desc.h"
 #include "modelgen/generator.h"
 
 namespace sy::test {
@@ -72,15 +73,22 @@ struct Loaded {
   std::unique_ptr<sy::model::Model> model;
   std::unique_ptr<sy::model::KvCache> cache;
   // `state_slots`: sequences a recurrent (SSM) model can hold at once; nothing for llama.
+  // `window_blocks`: the sliding-window layers' own pool (0: they share `blocks`).
   Loaded(const fs::path& p, const std::string& backend_name, uint32_t blocks = 64,
-         uint32_t kv_dtype = SY_DTYPE_F32, const sy::Params& params = {},
-         uint32_t state_slots = 4) {
+         uint32_t kv_dtype = SY_DTYPE_F32, const sy::Params& params = {}, uint32_t state_slots = 4,
+         uint32_t window_blocks = 0) {
     file = sy::gguf::File::open(p);
     backend = std::make_unique<sy::Backend>(host().load(SY_PLUGIN_BACKEND, backend_name), params);
     model = sy::model::load_model(*file, *backend);
     model->reserve_state_slots(state_slots);
-    cache = std::make_unique<sy::model::KvCache>(*backend, model->info().n_attn_layers,
-                                                 model->info().kv_row_width, 16, blocks, kv_dtype);
+    const auto& mi = model->info();
+    if (window_blocks)
+      cache =
+          std::make_unique<sy::model::KvCache>(*backend, mi.kv_row_widths, 16, blocks, kv_dtype,
+                                               sy::model::WindowPool{mi.kv_windows, window_blocks});
+    else
+      cache = std::make_unique<sy::model::KvCache>(*backend, mi.n_attn_layers, mi.kv_row_width, 16,
+                                                   blocks, kv_dtype);
   }
   // All-position logits of one sequence, prefilled in one pass.
   std::vector<float> prefill(const std::vector<int32_t>& toks) {
@@ -117,6 +125,9 @@ struct EngineRun {
   sy::Params params;
   sy::engine::EngineLimits limits;
   uint32_t kv_blocks = 64;
+  // The sliding-window layers' own pool, of the size the engine needs (KvCache::window_pool_size).
+  bool window_cache = false;
+  uint32_t peak_window_blocks = 0;  // held at once, sampled after every step
   uint32_t max_new = 12;
   fs::path model;
   uint64_t preemptions = 0;
@@ -128,7 +139,15 @@ struct EngineRun {
   std::function<void(sy::engine::Engine&, const std::vector<uint64_t>&, int step)> after_step;
 
   std::vector<std::vector<int32_t>> run(const std::vector<std::vector<int32_t>>& prompts) {
-    Loaded m(model.empty() ? model_file("f32") : model, backend, kv_blocks);
+    const fs::path file = model.empty() ? model_file("f32") : model;
+    uint32_t window_blocks = 0;
+    if (window_cache) {
+      const auto desc = sy::model::read_model_desc(*sy::gguf::File::open(file));
+      window_blocks = sy::model::KvCache::window_pool_size(desc.window, 16, limits.max_seqs,
+                                                           limits.max_batch_tokens);
+    }
+    Loaded m(file, backend, kv_blocks, SY_DTYPE_F32, {}, 4, window_blocks);
+    const auto& window_pool = m.cache->window_pool();
     sy::Scheduler s(host().load(SY_PLUGIN_SCHEDULER, scheduler), params);
     sy::engine::Engine e(*m.model, *m.cache, s, limits);
     std::vector<uint64_t> ids;
@@ -147,9 +166,12 @@ struct EngineRun {
       }
       if (e.step().n_seqs == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
       if (after_step) after_step(e, ids, steps);
+      peak_window_blocks =
+          std::max(peak_window_blocks, window_pool.total() - window_pool.free_count());
     }
     EXPECT_EQ(e.invalid_plans(), 0u) << scheduler;
     EXPECT_EQ(m.cache->pool().free_count(), m.cache->pool().total()) << "blocks leaked";
+    EXPECT_EQ(window_pool.free_count(), window_pool.total()) << "window blocks leaked";
     if (e.snapshots()) {
       EXPECT_EQ(e.snapshots()->in_use(), 0u) << "state snapshots left pinned";
     }

@@ -50,14 +50,19 @@ void warm_up(engine::Engine& eng, const std::vector<WorkItem>& items, uint32_t n
 void sample_memory(const engine::Variant& v, const std::vector<uint64_t>& inflight,
                    MemoryPeaks& m) {
   const auto& pool = v.cache->pool();
+  const auto& window_pool = v.cache->window_pool();
   const uint32_t used = pool.total() - pool.free_count();
+  const uint32_t used_window = window_pool.total() - window_pool.free_count();
   m.peak_kv_blocks = std::max(m.peak_kv_blocks, used);
+  m.peak_kv_window_blocks = std::max(m.peak_kv_window_blocks, used_window);
   uint32_t running = 0;
-  std::map<uint32_t, std::set<int32_t>> blocks;
+  std::map<uint32_t, std::set<int32_t>> blocks, window_blocks;
   std::map<uint32_t, uint32_t> states;
   for (uint64_t id : inflight) {
     const engine::Request& r = v.engine->request(id);
     blocks[r.spec.path].insert(r.blocks.begin(), r.blocks.end());
+    for (int32_t b : r.window_blocks)
+      if (b >= 0) window_blocks[r.spec.path].insert(b);
     if (r.state_slot >= 0) {
       ++running;
       ++states[r.spec.path];
@@ -65,10 +70,13 @@ void sample_memory(const engine::Variant& v, const std::vector<uint64_t>& inflig
   }
   const uint32_t snapshots = v.engine->snapshots_held();
   m.peak_snapshots = std::max(m.peak_snapshots, snapshots);
-  m.peak_bytes = std::max(m.peak_bytes, used * m.kv_block_bytes +
-                                            (running + snapshots) * m.state_bytes_per_seq);
+  m.peak_bytes =
+      std::max(m.peak_bytes, used * m.kv_block_bytes + used_window * m.kv_window_block_bytes +
+                                 (running + snapshots) * m.state_bytes_per_seq);
   for (const auto& [path, b] : blocks) {
-    const uint64_t bytes = b.size() * m.kv_block_bytes + states[path] * m.state_bytes_per_seq;
+    const uint64_t bytes = b.size() * m.kv_block_bytes +
+                           window_blocks[path].size() * m.kv_window_block_bytes +
+                           states[path] * m.state_bytes_per_seq;
     m.peak_by_path[path] = std::max(m.peak_by_path[path], bytes);
   }
 }
@@ -230,8 +238,8 @@ RunLog replay(engine::Variant& v, const std::vector<WorkItem>& items, const Driv
   warm_up(eng, items, opt.warmup_requests, opt.ignore_eos);
   RunLog log;
   const auto& mi = v.model->info();
-  log.memory.kv_block_bytes =
-      v.cache->pool().total() ? v.cache->bytes() / v.cache->pool().total() : 0;
+  log.memory.kv_block_bytes = v.cache->bytes_per_block();
+  log.memory.kv_window_block_bytes = v.cache->bytes_per_window_block();
   log.memory.kv_allocated_bytes = v.cache->bytes();
   log.memory.state_bytes_per_seq = mi.state_bytes_per_seq;
   log.memory.state_snapshot_slots = eng.snapshot_slots();

@@ -37,7 +37,10 @@ struct StepRecord {
 
 // Memory the engine held for requests, sampled after every step.
 struct MemoryPeaks {
-  uint64_t kv_block_bytes = 0;       // K and V of one block over all attention layers
+  uint64_t kv_block_bytes = 0;  // K and V of one block over the global attention layers
+  // The sliding-window layers' own pool (0: none; their blocks are in kv_block_bytes).
+  uint64_t kv_window_block_bytes = 0;
+  uint32_t peak_kv_window_blocks = 0;
   uint64_t state_bytes_per_seq = 0;  // recurrent state of one running sequence
   uint64_t kv_allocated_bytes = 0;   // the whole cache
   uint32_t peak_kv_blocks = 0;

@@ -168,6 +168,8 @@ Json engine(const EngineMetrics& e, const RunLog& log) {
   mem["state_bytes_per_seq"] = val(m.state_bytes_per_seq);
   mem["kv_allocated_bytes"] = val(m.kv_allocated_bytes);
   mem["peak_kv_blocks"] = val(m.peak_kv_blocks);
+  mem["kv_window_block_bytes"] = val(m.kv_window_block_bytes);
+  mem["peak_kv_window_blocks"] = val(m.peak_kv_window_blocks);
   mem["peak_bytes"] = val(m.peak_bytes);
   mem["state_snapshot_slots"] = val(m.state_snapshot_slots);
   mem["peak_state_snapshots"] = val(m.peak_snapshots);

@@ -189,6 +189,10 @@ std::string report_markdown(const BenchReport& r) {
     const auto& m = v.engine.memory;
     return bytes(m.peak_bytes) + " (" + std::to_string(m.peak_kv_blocks) + " blocks x " +
            bytes(m.kv_block_bytes) +
+           (m.kv_window_block_bytes
+                ? " + " + std::to_string(m.peak_kv_window_blocks) + " sliding-window blocks x " +
+                      bytes(m.kv_window_block_bytes)
+                : "") +
            (m.state_bytes_per_seq ? " + " + bytes(m.state_bytes_per_seq) + "/seq state" : "") +
            (m.peak_snapshots ? ", " + std::to_string(m.peak_snapshots) + " snapshots" : "") + ")";
   });

@@ -126,6 +126,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     // "f16": half the KV memory and bandwidth; "f32" stays the exact default.
     std::string kv = "f32";
     read_one_of(r, *t, "kv_dtype", {"f32", "f16"}, kv);
+    read_one_of(r, *t, "swa_cache", {"window", "full"}, c.engine.swa_cache);
     c.engine.kv_dtype = kv == "f16" ? SY_DTYPE_F16 : SY_DTYPE_F32;
     r.reject_unknown();
   }

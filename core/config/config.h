@@ -54,6 +54,9 @@ struct EngineConfig {
   uint32_t state_cache_slots = 0;  // snapshot budget in state slots; 0: 4 per max_seqs
   uint32_t state_cache_mib = 0;    // snapshot budget in MiB (wins over slots); 0: by slots
   uint32_t kv_dtype = SY_DTYPE_F32;  // KV cache element type: SY_DTYPE_F32 or SY_DTYPE_F16
+  // Sliding-window layers: a pool of their own holding each sequence's window ("window"), or
+  // every position like the global layers ("full", llama.cpp's --swa-full; prefix caching).
+  std::string swa_cache = "window";
 };
 
 struct SamplingDefaults {

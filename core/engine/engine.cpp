@@ -45,6 +45,17 @@ Engine::Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler,
                    model.info().arch);
     lim_.prefix_caching = false;
   }
+  if (cache.windowed()) {
+    // Window blocks are not keyed: a prefix hit could not restore the window before it.
+    if (lim_.prefix_caching)
+      throw std::invalid_argument("prefix caching needs the sliding-window layers' full cache");
+    const uint32_t need = model::KvCache::window_pool_size(cache.window(), cache.block_size(),
+                                                           lim_.max_seqs, lim_.max_batch_tokens);
+    if (cache.window_pool().total() < need)
+      throw std::invalid_argument(
+          "the sliding-window KV pool has " + std::to_string(cache.window_pool().total()) +
+          " blocks; " + std::to_string(lim_.max_seqs) + " sequences need " + std::to_string(need));
+  }
   if (lim_.max_context == 0 || lim_.max_context > model.info().n_ctx)
     lim_.max_context = model.info().n_ctx;
   if (recurrent) {
@@ -303,8 +314,13 @@ void Engine::release_state(Request& r) {
   r.state_slot = -1;
 }
 
-void Engine::preempt(Request& r) {
+void Engine::release_blocks(Request& r) {
   cache_.pool().release(r.blocks);
+  if (cache_.windowed()) cache_.release_window(r.window_blocks);
+}
+
+void Engine::preempt(Request& r) {
+  release_blocks(r);
   release_state(r);
   unpin_restore(r);
   r.num_computed = 0;
@@ -319,7 +335,7 @@ void Engine::preempt(Request& r) {
 void Engine::finish(Request& r, FinishReason why, int64_t now) {
   r.finish = why;
   r.finish_ns = now;
-  cache_.pool().release(r.blocks);
+  release_blocks(r);
   release_state(r);
   unpin_restore(r);
   r.running = false;

@@ -123,7 +123,7 @@ class Engine {
     };
     std::vector<Member> members;
     bool plan_rejected = false;
-    std::vector<std::vector<int32_t>> tokens, tables;
+    std::vector<std::vector<int32_t>> tokens, tables, window_tables;
     std::vector<std::vector<model::StateSnapshot>> snapshot_points;
     std::vector<Snapshot> snapshots;
     std::vector<int32_t> restores;  // snapshot slots this pass restores from (pinned)
@@ -157,6 +157,7 @@ class Engine {
   void fallback_plan(sy_sched_plan& plan) const;
   void preempt(Request& r);
   void release_state(Request& r);
+  void release_blocks(Request& r);
   void update_hashes(Request& r) const;
   uint32_t computed_if_admitted(const Request& r) const;
   void admit(Request& r, int64_t now);

@@ -164,6 +164,9 @@ void Engine::apply(PlannedStep& p) {
     const uint32_t want = cache_.blocks_for(pos0 + e.num_tokens);
     if (want > r->blocks.size() && !cache_.pool().allocate(want - r->blocks.size(), r->blocks))
       throw std::logic_error("validated plan ran out of KV blocks");
+    // The window pool is sized so that it cannot run short (KvCache::window_pool_size).
+    if (cache_.windowed() && !cache_.advance_window(r->window_blocks, pos0, pos0 + e.num_tokens))
+      throw std::logic_error("the sliding-window layers' KV pool ran out");
     p.batch.members.push_back({r->id, pos0, e.num_tokens});
   }
   peak_blocks_ = std::max(peak_blocks_, cache_.pool().total() - cache_.pool().free_count());
@@ -173,9 +176,13 @@ void Engine::apply(PlannedStep& p) {
   // Peak memory per triage path: the KV blocks its running requests hold plus one recurrent
   // state each (shared prefix blocks count for every holder).
   std::map<uint32_t, uint64_t> path_bytes;
-  for (const Request* r : running_)
-    path_bytes[r->spec.path] +=
-        r->blocks.size() * cache_.bytes_per_block() + model_.info().state_bytes_per_seq;
+  for (const Request* r : running_) {
+    const auto window = std::count_if(r->window_blocks.begin(), r->window_blocks.end(),
+                                      [](int32_t b) { return b >= 0; });
+    path_bytes[r->spec.path] += r->blocks.size() * cache_.bytes_per_block() +
+                                window * cache_.bytes_per_window_block() +
+                                model_.info().state_bytes_per_seq;
+  }
   for (const auto& [path, bytes] : path_bytes)
     peak_path_bytes_[path] = std::max(peak_path_bytes_[path], bytes);
 }
@@ -188,6 +195,7 @@ void Engine::launch(Batch& b) {
   if (dropped) count("overlap_dropped_entries", double(dropped));
   b.tokens.resize(b.members.size());
   b.tables.resize(b.members.size());
+  b.window_tables.resize(b.members.size());
   b.snapshot_points.assign(b.members.size(), {});
   b.inputs.clear();
   b.shape = sy_step_shape{sizeof(sy_step_shape), 0, 0, 0, 0};
@@ -205,6 +213,10 @@ void Engine::launch(Batch& b) {
     in.n_tokens = m.n_tokens;
     in.pos0 = m.pos0;
     in.blocks = &b.tables[i];
+    if (cache_.windowed()) {
+      b.window_tables[i] = r.window_blocks;
+      in.window_blocks = &b.window_tables[i];
+    }
     in.want_logits = m.pos0 + m.n_tokens == r.known_tokens();
     in.state_slot = r.state_slot;
     in.n_expert_used = static_cast<int32_t>(r.spec.n_expert_used);

@@ -36,6 +36,7 @@ struct Request {
   uint32_t inflight_tokens = 0;
   uint32_t inflight_outputs = 0;
   std::vector<int32_t> blocks;
+  std::vector<int32_t> window_blocks;  // the sliding-window layers' own pool (KvCache::windowed)
   int32_t state_slot = -1;  // recurrent state, held while running
   int32_t restore_slot = -1;  // hybrid prefix hit: the pinned snapshot its first pass restores
   // Prefix caching: hash chain over the full blocks of prompt + output, how many of this

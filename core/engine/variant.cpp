@@ -38,6 +38,33 @@ static void use_fallback_backend(Variant& v, const PluginHost& host) {
                 ")");
 }
 
+// The sliding-window layers' own pool, sized so that it never runs short, unless [engine]
+// swa_cache is "full", prefix caching is on (window blocks are not keyed), or it would not be
+// smaller than keeping every position.
+static model::WindowPool window_pool(const Config& config, const model::ModelInfo& mi) {
+  const EngineConfig& e = config.engine;
+  const uint32_t window =
+      mi.kv_windows.empty() ? 0 : *std::max_element(mi.kv_windows.begin(), mi.kv_windows.end());
+  if (window == 0 || e.swa_cache == "full") return {};
+  if (e.prefix_caching) {
+    logger()->info("{}: the sliding-window layers keep every position, as prefix caching needs",
+                   config.model.path);
+    return {};
+  }
+  const uint32_t ctx = e.max_context ? std::min(e.max_context, mi.n_ctx) : mi.n_ctx;
+  const uint32_t bs = e.kv_block_size;
+  const uint32_t blocks =
+      model::KvCache::window_pool_size(window, bs, e.max_seqs, e.max_batch_tokens);
+  if (uint64_t(blocks) >= uint64_t((ctx + bs - 1) / bs) * e.max_seqs) return {};
+  logger()->info(
+      "{}: {} of {} attention layers see a window of {} positions: their KV pool holds "
+      "{} blocks of {}",
+      config.model.path,
+      std::count_if(mi.kv_windows.begin(), mi.kv_windows.end(), [](uint32_t w) { return w > 0; }),
+      mi.kv_windows.size(), window, blocks, bs);
+  return {mi.kv_windows, blocks};
+}
+
 std::unique_ptr<Variant> Variant::build(const Config& config) {
   auto v = std::make_unique<Variant>();
   v->config = config;
@@ -74,11 +101,13 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   const uint32_t ctx =
       config.engine.max_context ? std::min(config.engine.max_context, mi.n_ctx) : mi.n_ctx;
   const uint32_t bs = config.engine.kv_block_size;
+  const model::WindowPool window = window_pool(config, mi);
   uint32_t blocks = config.engine.kv_blocks;
   if (blocks == 0) {
     // Enough for max_seqs full contexts, capped at 1 GiB of cache but never below one context.
-    uint64_t floats = 0;  // per position, over the attention layers
-    for (uint32_t w : mi.kv_row_widths) floats += w;
+    uint64_t floats = 0;  // per position, over the attention layers in this pool
+    for (size_t l = 0; l < mi.kv_row_widths.size(); ++l)
+      if (!window.blocks || !window.windows[l]) floats += mi.kv_row_widths[l];
     const uint64_t per_block = std::max<uint64_t>(
         1, uint64_t(bs) * floats * model::kv_elem_bytes(config.engine.kv_dtype) * 2);
     const uint64_t per_ctx = (ctx + bs - 1) / bs;
@@ -86,7 +115,7 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
         per_ctx, std::min<uint64_t>(per_ctx * config.engine.max_seqs, (1ull << 30) / per_block)));
   }
   v->cache = std::make_unique<model::KvCache>(*v->backend, mi.kv_row_widths, bs, blocks,
-                                              config.engine.kv_dtype);
+                                              config.engine.kv_dtype, window);
   v->scheduler = isolated
                      ? make_process_scheduler(isolated_path, config.scheduler.params)
                      : std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);

@@ -130,6 +130,7 @@ void DecoderModel::fill_info() {
   info_.n_layer = d_.n_layer;
   info_.n_attn_layers = d_.n_attn_layers();
   info_.kv_row_widths = d_.kv_widths();
+  info_.kv_windows = d_.kv_windows();
   for (uint32_t w : info_.kv_row_widths) info_.kv_row_width = std::max(info_.kv_row_width, w);
   info_.state_bytes_per_seq = state_.bytes_per_seq();
   info_.n_expert = moe_ ? d_.n_expert : 0;
@@ -185,7 +186,7 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
   const bool attn = d_.n_attn_layers() > 0, recr = d_.n_recurrent_layers() > 0;
   PassBatch bt;
   static_cast<FlatBatch&>(bt) =
-      flatten_batch(seqs, cache.block_size(), d_.n_vocab, all_logits, attn);
+      flatten_batch(seqs, cache.block_size(), d_.n_vocab, all_logits, attn, cache.window());
   if (recr) {
     std::set<int32_t> used_slots;
     for (const SeqInput& s : seqs) {

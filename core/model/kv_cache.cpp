@@ -1,6 +1,7 @@
 #include "model/kv_cache.h"
 
 #include <stdexcept>
+#include <vector>
 
 namespace sy::model {
 
@@ -133,23 +134,69 @@ KvCache::KvCache(Backend& backend, uint32_t n_layer, uint32_t row_width, uint32_
     : KvCache(backend, std::vector<uint32_t>(n_layer, row_width), block_size, n_blocks, dtype) {}
 
 KvCache::KvCache(Backend& backend, const std::vector<uint32_t>& row_widths, uint32_t block_size,
-                 uint32_t n_blocks, uint32_t dtype)
-    : row_width_(0), block_size_(block_size), dtype_(dtype), pool_(n_blocks) {
+                 uint32_t n_blocks, uint32_t dtype, const WindowPool& window)
+    : row_width_(0),
+      block_size_(block_size),
+      dtype_(dtype),
+      pool_(n_blocks),
+      window_pool_(window.blocks) {
   check_kv_dtype(backend, dtype);
+  layer_window_.assign(row_widths.size(), false);
+  if (window.blocks) {
+    if (window.windows.size() != row_widths.size())
+      throw std::logic_error("KvCache: a window per layer is needed");
+    for (size_t l = 0; l < row_widths.size(); ++l) {
+      if (!window.windows[l]) continue;
+      if (window_ && window.windows[l] != window_)
+        throw std::logic_error("KvCache: the windowed layers' windows differ");
+      window_ = window.windows[l];
+      layer_window_[l] = true;
+    }
+  }
   const uint64_t slots = static_cast<uint64_t>(block_size) * n_blocks;
-  uint64_t floats = 0;  // per slot, over the layers
-  for (uint32_t w : row_widths) floats += w, row_width_ = std::max(row_width_, w);
-  const uint64_t total = slots * floats * kv_elem_bytes(dtype);
-  bytes_ = 2 * total;
-  if (bytes_ == 0) return;  // no attention layers: the cache only hands out block ids
+  const uint64_t window_slots = static_cast<uint64_t>(block_size) * window_pool_.total();
+  const uint64_t elem = kv_elem_bytes(dtype);
+  uint64_t total = 0;  // bytes of K (and of V), over the layers
+  for (size_t l = 0; l < row_widths.size(); ++l) {
+    row_width_ = std::max(row_width_, row_widths[l]);
+    const uint64_t b = (layer_window_[l] ? window_slots : slots) * row_widths[l] * elem;
+    (layer_window_[l] ? window_bytes_ : bytes_) += 2 * b;
+    total += b;
+  }
+  if (total == 0) return;  // no attention layers: the cache only hands out block ids
   kbuf_ = backend.alloc(total);
   vbuf_ = backend.alloc(total);
   uint64_t at = 0;
-  for (uint32_t w : row_widths) {
-    k_.push_back(make_tensor(*kbuf_, dtype, {w, (int64_t)slots}, at));
-    v_.push_back(make_tensor(*vbuf_, dtype, {w, (int64_t)slots}, at));
-    at += slots * w * kv_elem_bytes(dtype);
+  for (size_t l = 0; l < row_widths.size(); ++l) {
+    const int64_t n = static_cast<int64_t>(layer_window_[l] ? window_slots : slots);
+    k_.push_back(make_tensor(*kbuf_, dtype, {row_widths[l], n}, at));
+    v_.push_back(make_tensor(*vbuf_, dtype, {row_widths[l], n}, at));
+    at += static_cast<uint64_t>(n) * row_widths[l] * elem;
   }
+}
+
+bool KvCache::advance_window(std::vector<int32_t>& table, uint32_t pos0, uint32_t end) {
+  const uint32_t first = pos0 >= window_ ? (pos0 - window_ + 1) / block_size_ : 0;
+  std::vector<int32_t> gone;
+  for (uint32_t b = 0; b < first && b < table.size(); ++b)
+    if (table[b] >= 0) gone.push_back(table[b]), table[b] = -1;
+  window_pool_.release(gone);
+  if (table.size() < first) table.resize(first, -1);
+  const uint32_t want = blocks_for(end);
+  return want <= table.size() ||
+         window_pool_.allocate(want - static_cast<uint32_t>(table.size()), table);
+}
+
+void KvCache::release_window(std::vector<int32_t>& table) {
+  std::erase(table, -1);
+  window_pool_.release(table);
+}
+
+uint32_t KvCache::window_pool_size(uint32_t window, uint32_t block_size, uint32_t n_seqs,
+                                   uint32_t batch_tokens) {
+  const uint64_t per_seq = (window + block_size - 1) / block_size + 2;
+  const uint64_t n = n_seqs * per_seq + (batch_tokens + block_size - 1) / block_size;
+  return static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
 }
 
 }  // namespace sy::model

@@ -95,6 +95,14 @@ uint32_t kv_elem_bytes(uint32_t dtype);
 // Throws unless `backend` supports a KV cache of `dtype`, naming the backend.
 void check_kv_dtype(const Backend& backend, uint32_t dtype);
 
+// The sliding-window layers' own pool (llama.cpp's SWA cache, vLLM's sliding-window manager):
+// `windows` has each layer's window (0: a global layer), `blocks` the pool's size (0: no pool of
+// their own; they keep every position like the global layers, as llama.cpp's --swa-full).
+struct WindowPool {
+  std::vector<uint32_t> windows;
+  uint32_t blocks = 0;
+};
+
 class KvCache {
  public:
   // dtype: SY_DTYPE_F32, or SY_DTYPE_F16 when the backend reports it in kv_dtypes (else throws
@@ -103,7 +111,7 @@ class KvCache {
           uint32_t n_blocks, uint32_t dtype = SY_DTYPE_F32);
   // Rows of their own width per layer (Gemma 4's local and global layers differ).
   KvCache(Backend& backend, const std::vector<uint32_t>& row_widths, uint32_t block_size,
-          uint32_t n_blocks, uint32_t dtype = SY_DTYPE_F32);
+          uint32_t n_blocks, uint32_t dtype = SY_DTYPE_F32, const WindowPool& window = {});
   uint32_t dtype() const { return dtype_; }
   uint32_t block_size() const { return block_size_; }
   uint32_t row_width() const { return row_width_; }  // the widest layer's
@@ -111,18 +119,42 @@ class KvCache {
   const BlockPool& pool() const { return pool_; }
   const sy_tensor& k(uint32_t layer) const { return k_[layer]; }
   const sy_tensor& v(uint32_t layer) const { return v_[layer]; }
-  uint64_t bytes() const { return bytes_; }
+  uint64_t bytes() const { return bytes_ + window_bytes_; }
+  // Bytes of one block of the global layers (of every layer without a window pool).
   uint64_t bytes_per_block() const { return bytes_ / std::max<uint32_t>(1, pool_.total()); }
   uint32_t blocks_for(uint32_t n_tokens) const {
     return (n_tokens + block_size_ - 1) / block_size_;
   }
 
+  // Sliding-window layers with a pool of their own. A sequence's table for them has the indexes
+  // of its full table; the blocks wholly before its window are given back (-1) as it advances.
+  bool windowed() const { return window_ > 0; }
+  bool windowed(uint32_t layer) const { return window_ > 0 && layer_window_[layer]; }
+  uint32_t window() const { return window_; }
+  BlockPool& window_pool() { return window_pool_; }
+  const BlockPool& window_pool() const { return window_pool_; }
+  uint64_t bytes_per_window_block() const {
+    return window_bytes_ / std::max<uint32_t>(1, window_pool_.total());
+  }
+  // Before a pass over positions [pos0, end): gives back the blocks of `table` wholly before the
+  // window of pos0 (llama.cpp's SWA masking: position p sees [p - window + 1, p]) and appends
+  // blocks up to `end`. False when the window pool is short (the table then keeps what it has).
+  bool advance_window(std::vector<int32_t>& table, uint32_t pos0, uint32_t end);
+  // Gives back every block of `table` and clears it.
+  void release_window(std::vector<int32_t>& table);
+  // Blocks of the window pool that `n_seqs` sequences can never exhaust while a pass carries at
+  // most `batch_tokens` tokens: each holds its window's blocks (2 partial ones) plus its tokens'.
+  static uint32_t window_pool_size(uint32_t window, uint32_t block_size, uint32_t n_seqs,
+                                   uint32_t batch_tokens);
+
  private:
   uint32_t row_width_, block_size_, dtype_;
-  BlockPool pool_;
+  BlockPool pool_, window_pool_;
+  uint32_t window_ = 0;
+  std::vector<bool> layer_window_;
   std::unique_ptr<Buffer> kbuf_, vbuf_;
   std::vector<sy_tensor> k_, v_;
-  uint64_t bytes_ = 0;
+  uint64_t bytes_ = 0, window_bytes_ = 0;
 };
 
 }  // namespace sy::model

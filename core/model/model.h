@@ -39,6 +39,9 @@ struct SeqInput {
   // into state_slot before the pass (a prefix-cache hit resuming at pos0), and snapshots to take.
   int32_t restore_from = -1;
   const std::vector<StateSnapshot>* snapshots = nullptr;
+  // The sliding-window layers' table when the cache gives them a pool of their own: the indexes
+  // of `blocks`, -1 before the window (KvCache::advance_window).
+  const std::vector<int32_t>* window_blocks = nullptr;
 };
 
 struct ModelInfo {
@@ -49,6 +52,7 @@ struct ModelInfo {
   uint32_t n_attn_layers = 0;     // layers that use the KV cache
   uint32_t kv_row_width = 0;      // floats per cached key (and value): the widest layer's
   std::vector<uint32_t> kv_row_widths;  // per attention layer (Gemma 4's differ)
+  std::vector<uint32_t> kv_windows;     // per attention layer: its sliding window (0: global)
   uint64_t state_bytes_per_seq = 0;  // recurrent state of one sequence (0: none)
   uint64_t n_params = 0;
   uint64_t n_active_params = 0;   // per token (MoE: only the selected experts)

@@ -29,6 +29,13 @@ std::vector<uint32_t> ModelDesc::kv_widths() const {
   return w;
 }
 
+std::vector<uint32_t> ModelDesc::kv_windows() const {
+  std::vector<uint32_t> w;
+  for (const LayerSpec& s : layers)
+    if (s.has_attention()) w.push_back(s.swa ? window : 0);
+  return w;
+}
+
 void ModelDesc::set_swa_period(uint32_t period) {
   for (uint32_t il = 0; il < layers.size(); ++il)
     layers[il].swa = period == 0 || il % period < period - 1;

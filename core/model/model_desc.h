@@ -130,6 +130,8 @@ struct ModelDesc {
   uint32_t kv_width_at(uint32_t il) const { return head_dim_at(il) * n_head_kv_at(il); }
   // Every attention layer's KV width, in layer order (the KV cache's rows).
   std::vector<uint32_t> kv_widths() const;
+  // Every attention layer's sliding window, in layer order (0: a global layer).
+  std::vector<uint32_t> kv_windows() const;
   // llama.cpp's set_swa_pattern: layer il is local (swa) when il % period < period - 1, so
   // every period-th layer is global; every layer is local when period is 0.
   void set_swa_period(uint32_t period);

@@ -54,8 +54,13 @@ void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint
                      const sy_tensor& q3, const sy_tensor& k, const sy_tensor& v,
                      const sy_tensor& out3, uint32_t n_kv_head, float scale, uint32_t window,
                      const sy_tensor* sinks, float softcap) {
-  const sy_kv_store_args st{sizeof(sy_kv_store_args), &k, &v, &cache.k(layer), &cache.v(layer),
-                            bt.kv_slots.data()};
+  const bool windowed = cache.windowed(layer);  // the sliding-window layers' own pool
+  const sy_kv_store_args st{sizeof(sy_kv_store_args),
+                            &k,
+                            &v,
+                            &cache.k(layer),
+                            &cache.v(layer),
+                            (windowed ? bt.window_slots : bt.kv_slots).data()};
   backend.kv_store(&st);
   sy_attention_args aa{};
   aa.struct_size = sizeof(aa);
@@ -67,7 +72,7 @@ void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint
   aa.n_seqs = bt.n_seqs;
   aa.seq_token_start = bt.seq_start.data();
   aa.token_pos = bt.pos.data();
-  aa.block_tables = bt.tables.data();
+  aa.block_tables = (windowed ? bt.window_tables : bt.tables).data();
   aa.max_blocks_per_seq = bt.max_blocks;
   aa.block_size = cache.block_size();
   aa.scale = scale;
