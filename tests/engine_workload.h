@@ -2,6 +2,8 @@
 // long enough (70+ tokens) to be chunked under a small token budget.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "tiny_model.h"
@@ -18,6 +20,20 @@ inline std::vector<std::vector<int32_t>> chunked_prefix_workload() {
     prompts.push_back(p);
   }
   return prompts;
+}
+
+// The original scheduler's greedy tokens for chunked_prefix_workload on a preset's F32 file
+// (max_new 12, no prefix caching, every layer keeping every position): what the engine's
+// optional features must reproduce. Computed once per preset and process.
+inline const std::vector<std::vector<int32_t>>& original_tokens(const std::string& preset) {
+  static std::map<std::string, std::vector<std::vector<int32_t>>> out;
+  auto it = out.find(preset);
+  if (it != out.end()) return it->second;
+  EngineRun run;
+  run.model = preset_model_file(preset);
+  run.params = {{"max_batch", "4"}, {"wait_window_ms", "0"}};
+  run.max_new = 12;
+  return out[preset] = run.run(chunked_prefix_workload());
 }
 
 // Dynamic-scheduler parameters whose plans do not depend on timing, for tests that assert the

@@ -78,7 +78,7 @@ const std::vector<std::string> kPresets = {
     "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny",
     "qwen2-tiny",     "qwen2moe-tiny",      "mistral3-tiny",   "mistral3moe-tiny",
     "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma2-tiny",
-    "gemma3-tiny",    "gpt-oss-tiny",       "gemma4-tiny"};
+    "gemma3-tiny",    "gpt-oss-tiny",       "gemma4-tiny",     "gemma4moe-tiny"};
 
 std::string test_name(const std::string& s) {
   std::string name = s;
@@ -146,6 +146,43 @@ TEST(GeneratedFamilyMxfp4, AgreesWithQ8_0OfTheSameWeights) {
     EXPECT_LT(mx, q4);
     std::printf("gpt-oss-tiny vs q8_0 on %s: mxfp4_moe NMSE %.3g, q4_0 NMSE %.3g\n", backend, mx,
                 q4);
+  }
+}
+
+// Gemma 4's converter may fuse each expert's gate and up rows into one ffn_gate_up_exps
+// {n_embd, 2 n_ff_exp, n_expert}: the same weights give the same logits as the separate tensors.
+TEST(GeneratedFamilyFusedExperts, Gemma4GateUpExpertsReadAsTheSeparateOnes) {
+  const std::vector<int32_t> prompt = {1, 17, 42, 99, 5, 23, 64, 100, 7, 3, 88, 12};
+  auto f =
+      sy::gguf::File::open(sy::test::generated_model_file("gemma4moe-tiny", "f32", 7, "family"));
+  sy::gguf::Writer w = sy::test::copy_gguf(*f, [](const std::string& n) {
+    return n.find("ffn_gate_exps") == std::string::npos &&
+           n.find("ffn_up_exps") == std::string::npos;
+  });
+  std::vector<std::vector<float>> fused;
+  for (uint32_t il = 0; il < 3; ++il) {
+    const auto* gate = f->find_tensor("blk." + std::to_string(il) + ".ffn_gate_exps.weight");
+    const auto* up = f->find_tensor("blk." + std::to_string(il) + ".ffn_up_exps.weight");
+    ASSERT_TRUE(gate && up);
+    const int64_t E = gate->ne[0], F = gate->ne[1], X = gate->ne[2];
+    const auto* g = reinterpret_cast<const float*>(gate->data);
+    const auto* u = reinterpret_cast<const float*>(up->data);
+    std::vector<float>& out = fused.emplace_back();
+    for (int64_t e = 0; e < X; ++e) {  // per expert: its gate rows, then its up rows
+      out.insert(out.end(), g + e * F * E, g + (e + 1) * F * E);
+      out.insert(out.end(), u + e * F * E, u + (e + 1) * F * E);
+    }
+    w.add_tensor("blk." + std::to_string(il) + ".ffn_gate_up_exps.weight", SY_DTYPE_F32,
+                 {E, 2 * F, X}, out.data(), out.size() * sizeof(float));
+  }
+  const auto bytes = w.to_bytes();
+  auto g = sy::gguf::File::parse(bytes.data(), bytes.size(), "fused.gguf");
+  for (const char* backend : {"cpu_ref", "cpu_onednn"}) {
+    SCOPED_TRACE(backend);
+    sy::Backend b(sy::test::host().load(SY_PLUGIN_BACKEND, backend), {});
+    const auto separate = sy::model::evaluate(*sy::model::load_model(*f, b), b, prompt, 0).logits;
+    const auto together = sy::model::evaluate(*sy::model::load_model(*g, b), b, prompt, 0).logits;
+    EXPECT_LT(sy::test::nmse(together, sy::test::widen(separate)), 1e-12);
   }
 }
 
@@ -333,6 +370,9 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
        "edited.gguf: gemma3.final_logit_softcapping must not be negative"},
       {"gemma3-tiny", [](auto& w) { w.set("gemma3.rope.freq_base_swa", Value::of_f32(0.0f)); },
        "edited.gguf: gemma3.rope.freq_base_swa must be positive"},
+      {"gemma4moe-tiny",
+       [](auto& w) { w.set("gemma4.expert_feed_forward_length", Value::of_u32(0)); },
+       "edited.gguf: gemma4.expert_feed_forward_length must be positive"},
       {"gpt-oss-tiny", [](auto& w) { w.set("gpt-oss.expert_count", Value::of_u32(0)); },
        "edited.gguf: gpt-oss.expert_count must be positive"},
       {"gpt-oss-tiny", [](auto& w) { w.set("gpt-oss.rope.freq_base_swa", Value::of_f32(-1.0f)); },

@@ -81,21 +81,6 @@ TEST(SchedulerEquivalence, TheWorkloadReallyPreemptsAndReusesPrefixes) {
 // boundaries, restored on a hit): jamba and mamba, the optimized scheduler's chunking,
 // preemption and prefix ordering, overlapped stepping, and both snapshot policies, against the
 // original scheduler without any cache.
-namespace {
-
-const std::vector<std::vector<int32_t>>& hybrid_baseline(const std::string& preset) {
-  static std::map<std::string, std::vector<std::vector<int32_t>>> out;
-  auto it = out.find(preset);
-  if (it != out.end()) return it->second;
-  sy::test::EngineRun run;
-  run.model = sy::test::preset_model_file(preset);
-  run.params = {{"max_batch", "4"}, {"wait_window_ms", "0"}};
-  run.max_new = 12;
-  return out[preset] = run.run(sy::test::chunked_prefix_workload());
-}
-
-}  // namespace
-
 class HybridSchedulerEquivalence : public testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(HybridSchedulerEquivalence, CachedGreedyTokensEqualTheOriginalUncached) {
@@ -113,7 +98,7 @@ TEST_P(HybridSchedulerEquivalence, CachedGreedyTokensEqualTheOriginalUncached) {
   run.kv_blocks = 10;
   run.max_new = 12;
   const auto got = run.run(sy::test::chunked_prefix_workload());
-  const auto& want = hybrid_baseline(preset);
+  const auto& want = sy::test::original_tokens(preset);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
   if (!(bits & 16)) EXPECT_GT(run.prefix_hit_tokens, 0u) << "no request resumed from a snapshot";
@@ -127,7 +112,7 @@ TEST(HybridSchedulerEquivalence, TheWorkloadReallyPreemptsAndResumesFromSnapshot
     SCOPED_TRACE(preset);
     sy::test::EngineRun run = preempting_run(10, 12);
     run.model = sy::test::preset_model_file(preset);
-    EXPECT_EQ(run.run(sy::test::chunked_prefix_workload()), hybrid_baseline(preset));
+    EXPECT_EQ(run.run(sy::test::chunked_prefix_workload()), sy::test::original_tokens(preset));
     EXPECT_GT(run.preemptions, 0u);
     EXPECT_GT(run.prefix_hit_tokens, 0u);
     EXPECT_GT(run.counters["state_cache_restores"], 0);

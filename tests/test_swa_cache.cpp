@@ -129,22 +129,6 @@ TEST(WindowPool, TheEngineRefusesAPoolThatCouldRunShortAndPrefixCaching) {
   }
 }
 
-namespace {
-
-// Greedy tokens with the full cache under the original scheduler.
-const std::vector<std::vector<int32_t>>& full_cache_tokens(const std::string& preset) {
-  static std::map<std::string, std::vector<std::vector<int32_t>>> out;
-  auto it = out.find(preset);
-  if (it != out.end()) return it->second;
-  sy::test::EngineRun run;
-  run.model = sy::test::preset_model_file(preset);
-  run.params = {{"max_batch", "4"}, {"wait_window_ms", "0"}};
-  run.max_new = 12;
-  return out[preset] = run.run(sy::test::chunked_prefix_workload());
-}
-
-}  // namespace
-
 class WindowCacheEquivalence : public testing::TestWithParam<std::tuple<std::string, int>> {};
 
 // With chunks of 48 tokens, four sequences at once get 15 window blocks of 16 positions while
@@ -165,7 +149,7 @@ TEST_P(WindowCacheEquivalence, GreedyTokensEqualTheFullCache) {
   run.kv_blocks = bits & 2 ? 16 : 64;  // 16: preempts
   run.max_new = 12;
   const auto got = run.run(sy::test::chunked_prefix_workload());
-  const auto& want = full_cache_tokens(preset);
+  const auto& want = sy::test::original_tokens(preset);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
   const uint32_t pool = sy::model::KvCache::window_pool_size(8, 16, 4, run.limits.max_batch_tokens);

@@ -29,6 +29,11 @@ struct LayerWeights {
   const sy_tensor* attn_post_norm = nullptr;
   const sy_tensor* ffn_post_norm = nullptr;
   const sy_tensor* out_scale = nullptr;  // F32 {1}: Gemma 4's scale of the layer's output, or null
+  // Gemma 4's MoE layers: the experts' pre-norm, and the dense FFN's and the experts' output
+  // norms before their sum (ffn_post_norm then norms the sum).
+  const sy_tensor* moe_norm = nullptr;
+  const sy_tensor* ffn_post_norm_dense = nullptr;
+  const sy_tensor* moe_post_norm = nullptr;
   FfnWeights ffn;
   MoeWeights moe;
 };

@@ -148,6 +148,9 @@ constexpr TensorName kTensors[] = {
     {Tensor::post_ffw_norm, "post_ffw_norm"},
     {Tensor::attn_sinks, "attn_sinks"},
     {Tensor::layer_output_scale, "layer_output_scale"},
+    {Tensor::pre_ffw_norm_2, "pre_ffw_norm_2"},
+    {Tensor::post_ffw_norm_1, "post_ffw_norm_1"},
+    {Tensor::post_ffw_norm_2, "post_ffw_norm_2"},
 };
 static_assert(std::size(kTensors) == static_cast<size_t>(Tensor::count), "a Tensor without a name");
 

@@ -151,6 +151,9 @@ enum class Tensor : uint16_t {
   post_ffw_norm,       // Gemma's norm of the FFN output
   attn_sinks,          // gpt-oss's sink logit per head
   layer_output_scale,  // Gemma 4's scale of a layer's output
+  pre_ffw_norm_2,      // Gemma 4's MoE layers: the experts' pre-norm,
+  post_ffw_norm_1,     // the dense FFN's output norm
+  post_ffw_norm_2,     // and the experts' output norm
   count
 };
 

@@ -253,7 +253,8 @@ ModelDesc describe(const ModelShape& s) {
   }
   if (s.arch == "gemma4") {
     attention_sizes(s, d, true, true);
-    if (s.n_expert) bad("gemma4's MoE layers are not implemented");
+    moe_sizes(s, d);  // 26B-A4B: every layer has the dense FFN and the experts
+    if (s.n_ff_shexp) bad("gemma4's dense FFN is its shared expert: give n_ff, not n_ff_shexp");
     if (s.n_rot && s.n_rot != d.head_dim) bad("gemma4 rotates whole heads");
     if (!s.window) bad("gemma4 needs a window");
     d.head_dim_swa = s.head_dim_swa ? s.head_dim_swa : d.head_dim;

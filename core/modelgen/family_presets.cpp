@@ -140,15 +140,17 @@ bool tiny_preset(const std::string& name, ModelShape& s) {
     s.window = 8, s.window_period = 2;
     s.rope_freq_base = 1000000.0f, s.rope_freq_base_swa = 10000.0f;
     s.logit_softcap = 30.0f;
-  } else if (name == "gemma4-tiny") {
+  } else if (name == "gemma4-tiny" || name == "gemma4moe-tiny") {
     // Local, global, local: the local layers' heads half the global's, one KV head on the
-    // global layer, V from K's projection (the writer leaves attn_v out), soft-capping.
+    // global layer, V from K's projection (the writer leaves attn_v out), soft-capping; the MoE
+    // one has Gemma 4 26B-A4B's layers: the dense FFN beside 4 experts, 2 used.
     s = tiny("gemma4", 3);
     s.head_dim = 32, s.head_dim_swa = 16, s.n_head_kv_global = 1, s.n_ff = 128;
     s.tied_output = true;
     s.window = 8, s.window_period = 2;
     s.rope_freq_base = 1000000.0f, s.rope_freq_base_swa = 10000.0f;
     s.logit_softcap = 30.0f;
+    if (name == "gemma4moe-tiny") experts(s, 4, 2, 64, 0);
   } else if (name == "gpt-oss-tiny") {
     // Local, global, local: every layer MoE (4 experts, 2 used), a window shorter than the
     // prompts, a head size of its own (gpt-oss: 64 with 64 query heads of 2880 wide).
@@ -284,6 +286,7 @@ std::vector<std::string> family_preset_names() {
           "gemma3-tiny",
           "gpt-oss-tiny",
           "gemma4-tiny",
+          "gemma4moe-tiny",
           "qwen3-20m",
           "qwen35moe-20m",
           "nemotron-h-20m",

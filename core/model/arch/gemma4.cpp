@@ -3,12 +3,15 @@
 // (key_length_swa) and their own RoPE base, global layers rotated with rope_freqs (Gemma 4's
 // proportional RoPE: factors of 1e30 hold most pairs still), KV heads per layer, V RMS-normed
 // without a weight (K's projection where a layer has no attn_v), a softmax scale of 1 and an
-// optional scale of each layer's output. Not implemented, refused by name: KV shared across
-// layers, per-layer input embeddings, and the MoE layers of gemma4 26B-A4B (ffn_gate_inp).
+// optional scale of each layer's output. The MoE layers of Gemma 4 26B-A4B add, beside the
+// dense FFN, softmax-routed GEGLU experts on their own pre-norm, routed on the stream's plain RMS
+// norm times a scale (ffn_gate_inp.scale); the two outputs, each normed, are summed. Not
+// implemented, refused by name: KV shared across layers and per-layer input embeddings.
 #include <cmath>
 
 #include "model/arch/arch.h"
 #include "model/arch/families.h"
+#include "model/blocks/ops.h"
 
 namespace sy::model {
 namespace {
@@ -39,6 +42,12 @@ class Gemma4 final : public Arch {
     d.attn_scale = 1.0f;  // Gemma 4 scales neither q nor the scores
     d.v_norm = true;
     d.n_ff = read_n_ff(k, d, all);
+    if (d.n_expert) {  // every layer MoE (llama.cpp: where ffn_gate_inp exists)
+      d.n_ff_exp = k.u32(Key::expert_feed_forward_length);
+      if (d.n_ff_exp == 0)
+        throw k.fail(k.name(Key::expert_feed_forward_length) + " must be positive");
+      d.moe_normalize = true;  // build_moe_ffn's norm_w
+    }
     d.ffn_act = FfnAct::geglu;
     d.embedding_scale = std::sqrt(static_cast<float>(d.n_embd));
     d.logit_softcap = k.f32(Key::final_logit_softcapping, 0.0f);
@@ -49,7 +58,8 @@ class Gemma4 final : public Arch {
       throw k.fail("missing key " + k.name(Key::sliding_window_pattern));
     const std::vector<uint32_t> swa =
         k.per_layer(Key::sliding_window_pattern, std::vector<uint32_t>(d.n_layer, 0));
-    d.layers.assign(d.n_layer, LayerSpec{Mixer::attention, FfnKind::dense});
+    d.layers.assign(d.n_layer,
+                    LayerSpec{Mixer::attention, d.n_expert ? FfnKind::moe : FfnKind::dense});
     for (uint32_t il = 0; il < d.n_layer; ++il) d.layers[il].swa = swa[il] != 0;
     // Both kinds rotate whole heads (rope.dimension_count and its _swa twin).
     d.rope = read_rope(k, d, rotation(k, Key::rope_dimension_count, d.head_dim), true);
@@ -62,6 +72,11 @@ class Gemma4 final : public Arch {
 
   void write_keys(KeyWriter& k, const ModelDesc& d) const override {
     k.u32(Key::feed_forward_length, d.n_ff);
+    if (d.n_expert) {
+      k.u32(Key::expert_count, d.n_expert);
+      k.u32(Key::expert_used_count, d.n_expert_used);
+      k.u32(Key::expert_feed_forward_length, d.n_ff_exp);
+    }
     k.u32(Key::head_count, d.n_head);
     std::vector<int32_t> kv, swa;
     for (uint32_t il = 0; il < d.n_layer; ++il) {
@@ -94,6 +109,9 @@ class Gemma4 final : public Arch {
     attn.v_optional = true;
     attn.fused_qkv = false;
     const LinearRules ffn{Take::no, true};  // build_ffn's up / gate / down scales
+    MoeRules moe;
+    moe.expert_scales = Take::applied;  // the loader's generic per-expert `.scale`
+    moe.fused_gate_up = true;
     bool freqs = false;
     layer_tensors(d, w, [&](LayerWeights& L, uint32_t il) {
       L.attn_norm = layer_norm(t, d, Tensor::attn_norm, il);
@@ -109,7 +127,53 @@ class Gemma4 final : public Arch {
       L.ffn_norm = layer_norm(t, d, Tensor::ffn_norm, il);
       ffn_tensors(t, d, il, d.n_ff, ffn, true, L.ffn);
       L.ffn_post_norm = layer_norm(t, d, Tensor::post_ffw_norm, il);
+      if (!d.n_expert) return;
+      moe_tensors(t, d, il, moe, L.moe);
+      L.moe.router_in_scale =
+          &t.f32(names::tensor(Tensor::ffn_gate_inp, il, "scale"), {d.n_embd}, {Init::norm, 0.0f});
+      L.moe_norm = layer_norm(t, d, Tensor::pre_ffw_norm_2, il);
+      L.ffn_post_norm_dense = layer_norm(t, d, Tensor::post_ffw_norm_1, il);
+      L.moe_post_norm = layer_norm(t, d, Tensor::post_ffw_norm_2, il);
     });
+  }
+
+  // A MoE layer: attention as Arch::layer, then both FFNs of the attention's output, each
+  // normed before and after, their sum normed again (src/models/gemma4.cpp).
+  void layer(LayerPass& p, const LayerWeights& w, uint32_t il) const override {
+    if (w.spec.ffn != FfnKind::moe) return Arch::layer(p, w, il);
+    Backend& b = p.b;
+    const float eps = p.d.rms_eps;
+    b.rms_norm(&p.x, w.attn_norm, eps, &p.xn);
+    run_mixer(p, w, p.xn, p.mix);
+    b.rms_norm(&p.mix, w.attn_post_norm, eps, &p.mix);
+    b.add(&p.x, &p.mix, &p.x);
+    p.scratch.reset();
+    const int64_t E = p.d.n_embd, T = p.n_tokens();
+    b.rms_norm(&p.x, w.ffn_norm, eps, &p.xn);
+    ffn(p, w.ffn, FfnAct::geglu, p.xn, p.mix);
+    b.rms_norm(&p.mix, w.ffn_post_norm_dense, eps, &p.mix);
+    // The router's input: the plain RMS norm over sqrt(n_embd), times ffn_gate_inp.scale.
+    // (llama.cpp scales before the weight: the same product, in another order.)
+    const sy_tensor route = p.scratch.f32({E, T});
+    b.rms_norm(&p.x, w.moe.router_in_scale, eps, &route);
+    scale(b, route, 1.0f / std::sqrt(static_cast<float>(E)), route);
+    const sy_tensor xe = p.scratch.f32({E, T}), ye = p.scratch.f32({E, T});
+    b.rms_norm(&p.x, w.moe_norm, eps, &xe);
+    p.moe->forward(p, il, w.moe, xe, ye, &route);
+    b.rms_norm(&ye, w.moe_post_norm, eps, &ye);
+    b.add(&p.mix, &ye, &p.mix);
+    b.rms_norm(&p.mix, w.ffn_post_norm, eps, &p.mix);
+    b.add(&p.x, &p.mix, &p.x);
+    p.scratch.reset();
+    if (w.out_scale) {
+      const sy_tensor row = view(p.x, {E * T, 1});
+      b.mul(&row, w.out_scale, &row);
+    }
+  }
+
+  uint64_t scratch_per_token(const ModelDesc& d) const override {
+    const uint64_t moe = d.n_expert ? ffn_scratch(d.n_ff) + 3 * uint64_t(d.n_embd) : 0;
+    return std::max(Arch::scratch_per_token(d), moe);
   }
 
  private:

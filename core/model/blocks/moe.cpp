@@ -144,11 +144,11 @@ void MoeFfn::reserve(uint32_t n_tokens, uint32_t max_k) {
 }
 
 void MoeFfn::forward(LayerPass& p, uint32_t layer, const MoeWeights& w, const sy_tensor& x,
-                     const sy_tensor& y) {
+                     const sy_tensor& y, const sy_tensor* router_x) {
   const int64_t E = E_, F = F_, X = X_, IN = in_;
   const int64_t T = x.ne[1];
   const sy_tensor logits = make_tensor(*act_, SY_DTYPE_F32, {X, T}, off_logits_);
-  apply_linear(b_, w.router, x, logits);
+  apply_linear(b_, w.router, router_x ? *router_x : x, logits);
   // The experts read the latent projection of x where the family has one.
   sy_tensor xin = x;
   const sy_tensor moe_out =
@@ -206,6 +206,9 @@ void MoeFfn::forward(LayerPass& p, uint32_t layer, const MoeWeights& w, const sy
       if (d_.ffn_act == FfnAct::swiglu_oai) {  // OpenAI's constants (llama.cpp's build_moe_ffn)
         const sy_swiglu_oai_args a{sizeof(sy_swiglu_oai_args), 0, &gate, &up, &gate, 1.702f, 7.0f};
         b_.swiglu_oai(&a);
+      } else if (d_.ffn_act == FfnAct::geglu) {  // gelu(gate) * up (ggml_geglu_split)
+        unary(b_, SY_UNARY_GELU, gate, gate);
+        b_.mul(&gate, &up, &gate);
       } else {
         b_.swiglu(&gate, &up, &gate);
       }

@@ -30,6 +30,8 @@ struct MoeWeights {
   Linear latent_down, latent_up;  // Nemotron's latent projections around the experts, or absent
   FfnWeights shared;              // the shared expert, or absent
   const sy_tensor* shared_gate = nullptr;  // F32 {n_embd}: sigmoid gate of the shared expert
+  // F32 {n_embd}: Gemma 4's router input is rms_norm(x) / sqrt(n_embd) times this, or null.
+  const sy_tensor* router_in_scale = nullptr;
   uint32_t moe_index = 0;                  // ordinal among MoE layers
 };
 
@@ -68,9 +70,10 @@ class MoeFfn {
   // Grows scratch to n_tokens using up to max_k experts each; call before forward() each step.
   void reserve(uint32_t n_tokens, uint32_t max_k);
   // y{E, T} = MoE(x{E, T}) for model layer `layer`; the pass's groups cover the batch in order.
-  // The shared expert's temporaries come from the pass's scratch.
+  // The router reads router_x where given (Gemma 4 routes on another norm of the stream), else
+  // x. The shared expert's temporaries come from the pass's scratch.
   void forward(LayerPass& p, uint32_t layer, const MoeWeights& w, const sy_tensor& x,
-               const sy_tensor& y);
+               const sy_tensor& y, const sy_tensor* router_x = nullptr);
   // After the step's last op and synchronize: adds each layer's selections to the host counters
   // "expert_activations.<layer>.<expert>" and the number of distinct experts the step read to
   // "expert_loads.<layer>", reading the ids back once.
