@@ -97,3 +97,14 @@ TEST(BenchModelCosts, KvBytesPerDecodeStepSumsTheContextOfEveryStep) {
   const sy::model::ModelShape hybrid = sy::model::preset_shape("hybrid-20m");  // 2 of 8 layers
   EXPECT_DOUBLE_EQ(kv_bytes_per_decode_step(hybrid, 4, 1024, 32), sum / 32 / 4);
 }
+
+// gemma4e-tiny: layers local, global, local, global, local (window 8; local heads 16 wide on
+// 2 KV heads, global 32 on 1), the last three reading layers 0 and 1's caches. Attention reads
+// all five layers' keys; the sequence holds only layers 0 and 1's.
+TEST(BenchModelCosts, SharedKvLayersReadButHoldNothing) {
+  const sy::model::ModelDesc d = sy::model::describe_shape(sy::model::preset_shape("gemma4e-tiny"));
+  const double local = 2.0 * 16 * 2 * 4, global = 2.0 * 32 * 1 * 4;  // K and V, F32, per token
+  EXPECT_DOUBLE_EQ(sy::bench::kv_bytes_at(d, 4, 100), 3 * local * 8 + 2 * global * 100);
+  EXPECT_DOUBLE_EQ(sy::bench::kv_bytes_held(d, 4, 100), local * 8 + global * 100);
+  EXPECT_EQ(d.kv_widths(), (std::vector<uint32_t>{32, 32}));
+}

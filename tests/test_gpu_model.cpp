@@ -131,7 +131,8 @@ TEST_P(GpuModel, FamilyPresetsAgreeWithCpuRef) {
         "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny",
         "qwen2-tiny",     "qwen2moe-tiny",      "mistral3-tiny",   "mistral3moe-tiny",
         "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma2-tiny",
-        "gemma3-tiny",    "gpt-oss-tiny",       "gemma4-tiny",     "gemma4moe-tiny"})
+        "gemma3-tiny",    "gpt-oss-tiny",       "gemma4-tiny",     "gemma4moe-tiny",
+        "gemma4e-tiny"})
     expect_agrees(preset, "f32", 20, 30);
   expect_agrees("gpt-oss-tiny", "mxfp4_moe", 20, 30);  // MXFP4 experts
 }

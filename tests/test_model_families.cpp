@@ -78,7 +78,8 @@ const std::vector<std::string> kPresets = {
     "qwen35moe-tiny", "qwen3next-tiny",     "qwen3-tiny",      "qwen3moe-tiny",
     "qwen2-tiny",     "qwen2moe-tiny",      "mistral3-tiny",   "mistral3moe-tiny",
     "granite-tiny",   "granitemoe-tiny",    "phi3-tiny",       "gemma2-tiny",
-    "gemma3-tiny",    "gpt-oss-tiny",       "gemma4-tiny",     "gemma4moe-tiny"};
+    "gemma3-tiny",    "gpt-oss-tiny",       "gemma4-tiny",     "gemma4moe-tiny",
+    "gemma4e-tiny"};
 
 std::string test_name(const std::string& s) {
   std::string name = s;
@@ -223,6 +224,9 @@ TEST_P(FamilyShape, KeysReadBackAndTheTableCountsTheFile) {
   EXPECT_EQ(got.head_dim_swa, want.head_dim_swa);
   EXPECT_EQ(got.kv_heads, want.kv_heads);
   EXPECT_EQ(got.v_norm, want.v_norm);
+  EXPECT_EQ(got.kv_shared_from, want.kv_shared_from);
+  EXPECT_EQ(got.n_embd_per_layer, want.n_embd_per_layer);
+  EXPECT_EQ(got.kv_widths(), want.kv_widths());
   EXPECT_EQ(got.rope_swa.n_rot, want.rope_swa.n_rot);
   EXPECT_EQ(got.rope_swa.factors, want.rope_swa.factors);
   EXPECT_EQ(got.d_conv, want.d_conv);
@@ -378,12 +382,15 @@ TEST(FamilyRefusals, AKeyValueTheFamilyDoesNotImplementIsNamed) {
       {"gpt-oss-tiny", [](auto& w) { w.set("gpt-oss.rope.freq_base_swa", Value::of_f32(-1.0f)); },
        "edited.gguf: gpt-oss.rope.freq_base_swa must be positive"},
       {"gemma4-tiny", [](auto& w) { w.set("gemma4.attention.shared_kv_layers", Value::of_u32(2)); },
-       "edited.gguf: gemma4.attention.shared_kv_layers = 2: KV shared across layers is not "
-       "implemented"},
+       "edited.gguf: gemma4.attention.shared_kv_layers = 2: layer 0 must be global and the one "
+       "before it local, as llama.cpp's layers past them read their caches"},
+      {"gemma4e-tiny",
+       [](auto& w) { w.set("gemma4.attention.shared_kv_layers", Value::of_u32(2)); },
+       "edited.gguf: gemma4.attention.shared_kv_layers = 2: layer 2 must be global and the one "
+       "before it local, as llama.cpp's layers past them read their caches"},
       {"gemma4-tiny",
        [](auto& w) { w.set("gemma4.embedding_length_per_layer_input", Value::of_u32(8)); },
-       "edited.gguf: gemma4.embedding_length_per_layer_input = 8: per-layer input embeddings are "
-       "not implemented"},
+       "edited.gguf: missing tensor per_layer_token_embd.weight"},
       {"gemma4-tiny", [](auto& w) { w.set("gemma4.rope.dimension_count_swa", Value::of_u32(8)); },
        "edited.gguf: gemma4.rope.dimension_count_swa (8) must be the head size (16)"},
       {"gemma4-tiny", [](auto& w) { w.set("gemma4.attention.value_length_swa", Value::of_u32(8)); },

@@ -171,7 +171,7 @@ std::string window_combination_name(
 
 INSTANTIATE_TEST_SUITE_P(SlidingWindowFamilies, WindowCacheEquivalence,
                          testing::Combine(testing::Values("gemma2-tiny", "gemma3-tiny",
-                                                          "gemma4-tiny", "gpt-oss-tiny",
-                                                          "lfm2-tiny"),
+                                                          "gemma4-tiny", "gemma4e-tiny",
+                                                          "gpt-oss-tiny", "lfm2-tiny"),
                                           testing::Values(0, 1, 3, 5, 7)),
                          window_combination_name);

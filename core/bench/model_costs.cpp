@@ -47,12 +47,26 @@ double kv_bytes_per_decode_step(const ModelDesc& d, uint32_t elem_bytes, uint64_
   return bytes / double(std::max<uint64_t>(steps, 1));
 }
 
-double kv_bytes_at(const ModelDesc& d, uint32_t elem_bytes, uint64_t positions) {
+namespace {
+
+// K and V floats of `positions` tokens over the attention layers (only those holding a cache of
+// their own when `held`), at most a window's in a sliding-window layer.
+double kv_floats(const ModelDesc& d, uint64_t positions, bool held) {
   double floats = 0;
   for (uint32_t il = 0; il < d.layers.size(); ++il)
-    if (d.layers[il].has_attention())
+    if (held ? d.has_kv(il) : d.layers[il].has_attention())
       floats += double(d.attended(d.layers[il], positions)) * d.kv_width_at(il);
-  return floats * 2.0 * elem_bytes;
+  return floats * 2.0;
+}
+
+}  // namespace
+
+double kv_bytes_at(const ModelDesc& d, uint32_t elem_bytes, uint64_t positions) {
+  return kv_floats(d, positions, false) * elem_bytes;
+}
+
+double kv_bytes_held(const ModelDesc& d, uint32_t elem_bytes, uint64_t positions) {
+  return kv_floats(d, positions, true) * elem_bytes;
 }
 
 uint64_t state_bytes_per_seq(const ModelDesc& d) {

@@ -19,6 +19,9 @@ double kv_bytes_per_decode_step(const model::ModelDesc& d, uint32_t elem_bytes, 
 // KV bytes of one sequence's `positions` tokens that attention reads: every attention layer's,
 // a sliding-window layer's at most its window.
 double kv_bytes_at(const model::ModelDesc& d, uint32_t elem_bytes, uint64_t positions);
+// The KV bytes one sequence of `positions` tokens holds: kv_bytes_at less the layers that read
+// an earlier layer's cache (Gemma 4's shared KV).
+double kv_bytes_held(const model::ModelDesc& d, uint32_t elem_bytes, uint64_t positions);
 // Recurrent state of one sequence (conv and scan, F32) over all recurrent layers.
 uint64_t state_bytes_per_seq(const model::ModelDesc& d);
 // FLOPs of one token at position `pos`; with_output: the logits are computed too.

@@ -267,7 +267,7 @@ int cmd_bench_hybrid(int argc, char** argv) {
   for (auto& m : models) {
     std::printf("%-20s", m.name.c_str());
     for (uint64_t ctx : {1024ull, 8192ull, 32768ull}) {
-      const double bytes = bench::kv_bytes_at(m.desc, model::kv_elem_bytes(kv_dtype), ctx) +
+      const double bytes = bench::kv_bytes_held(m.desc, model::kv_elem_bytes(kv_dtype), ctx) +
                            double(bench::state_bytes_per_seq(m.desc));
       std::printf(" %12.2f", bytes / 1e6);
     }

@@ -177,6 +177,7 @@ void DecoderModel::ensure_buffers(uint32_t n_tokens, uint32_t n_out) {
   off_sel_ = carve(E * cap_out_);
   off_logits_ = carve(uint64_t(d_.n_vocab) * cap_out_);
   off_temp_ = carve(T);
+  off_ple_ = carve(uint64_t(d_.n_embd_per_layer) * d_.n_layer * T);
   act_ = backend_.alloc(size);
   scratch_.reserve(backend_, arch_.scratch_per_token(d_) * T + 1024);
 }
@@ -250,8 +251,14 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
     p.q_temp = make_tensor(*act_, SY_DTYPE_F32, {1, T}, off_temp_);
   }
 
+  if (d_.n_embd_per_layer)
+    p.per_layer =
+        make_tensor(*act_, SY_DTYPE_F32, {d_.n_embd_per_layer, int64_t(T) * d_.n_layer}, off_ple_);
+
   backend_.get_rows(w_.tok_embd, bt.ids.data(), T, &p.x);
   if (d_.embedding_scale != 0.0f) scale(backend_, p.x, d_.embedding_scale, p.x);
+  scratch_.reset();
+  arch_.begin(p);
   scratch_.reset();
   for (uint32_t l = 0; l < d_.n_layer - d_.n_nextn; ++l) arch_.layer(p, w_.layers[l], l);
   std::vector<float> out =

@@ -64,7 +64,7 @@ class DecoderModel : public Model {
   // scratch arena.
   uint32_t cap_tokens_ = 0, cap_out_ = 0;
   std::unique_ptr<Buffer> act_;
-  uint64_t off_xn_ = 0, off_mix_ = 0, off_sel_ = 0, off_logits_ = 0, off_temp_ = 0;
+  uint64_t off_xn_ = 0, off_mix_ = 0, off_sel_ = 0, off_logits_ = 0, off_temp_ = 0, off_ple_ = 0;
   Scratch scratch_;
 };
 

@@ -55,6 +55,8 @@ struct LayerPass {
   Scratch& scratch;
   sy_tensor x, xn, mix;  // the residual stream, its normed copy, a mixer's output: {E, T}
   sy_tensor q_temp{};    // {1, T}: each token's attention temperature (attn_temp_scale), or none
+  // {P, T * n_layer}: Gemma 4's per-layer inputs, layer by layer ({P, T} each), or none.
+  sy_tensor per_layer{};
   int64_t n_tokens() const { return x.ne[1]; }
 };
 

@@ -25,14 +25,14 @@ uint32_t ModelDesc::n_moe_layers() const {
 std::vector<uint32_t> ModelDesc::kv_widths() const {
   std::vector<uint32_t> w;
   for (uint32_t il = 0; il < layers.size(); ++il)
-    if (layers[il].has_attention()) w.push_back(kv_width_at(il));
+    if (has_kv(il)) w.push_back(kv_width_at(il));
   return w;
 }
 
 std::vector<uint32_t> ModelDesc::kv_windows() const {
   std::vector<uint32_t> w;
-  for (const LayerSpec& s : layers)
-    if (s.has_attention()) w.push_back(s.swa ? window : 0);
+  for (uint32_t il = 0; il < layers.size(); ++il)
+    if (has_kv(il)) w.push_back(layers[il].swa ? window : 0);
   return w;
 }
 

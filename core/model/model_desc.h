@@ -72,6 +72,11 @@ struct ModelDesc {
   uint32_t head_dim_swa = 0;
   std::vector<uint32_t> kv_heads;
   bool v_norm = false;      // Gemma 4: V RMS-normed per head without a weight
+  // Gemma 4 E2B/E4B: layers from kv_shared_from on (0: none) compute no K and V; they attend over
+  // the cache of the last earlier layer of their kind (llama.cpp's layer_reuse), and the
+  // per-layer input embeddings' width (0: none).
+  uint32_t kv_shared_from = 0;
+  uint32_t n_embd_per_layer = 0;
   float attn_scale = 0.0f;  // the softmax scale of q.k
   RopeParams rope;
   // The sliding window of the attention layers whose spec says swa (0: none), and their RoPE
@@ -128,7 +133,14 @@ struct ModelDesc {
   uint32_t n_head_kv_at(uint32_t il) const { return kv_heads.empty() ? n_head_kv : kv_heads[il]; }
   uint32_t q_width_at(uint32_t il) const { return head_dim_at(il) * n_head; }
   uint32_t kv_width_at(uint32_t il) const { return head_dim_at(il) * n_head_kv_at(il); }
-  // Every attention layer's KV width, in layer order (the KV cache's rows).
+  // The layer whose KV cache layer il reads (il itself unless it shares an earlier one's).
+  uint32_t kv_source(uint32_t il) const {
+    if (!kv_shared_from || il < kv_shared_from) return il;
+    return kv_shared_from - (layers[il].swa ? 2 : 1);
+  }
+  bool has_kv(uint32_t il) const { return layers[il].has_attention() && kv_source(il) == il; }
+  // Every attention layer's KV width, in layer order (the KV cache's rows; a layer that reads
+  // another's cache has none).
   std::vector<uint32_t> kv_widths() const;
   // Every attention layer's sliding window, in layer order (0: a global layer).
   std::vector<uint32_t> kv_windows() const;

@@ -34,6 +34,10 @@ struct LayerWeights {
   const sy_tensor* moe_norm = nullptr;
   const sy_tensor* ffn_post_norm_dense = nullptr;
   const sy_tensor* moe_post_norm = nullptr;
+  // Gemma 4 E2B/E4B's per-layer input: the stream's gate {n_embd, P}, projection {P, n_embd} and
+  // its norm, or absent.
+  Linear ple_gate, ple_proj;
+  const sy_tensor* ple_post_norm = nullptr;
   FfnWeights ffn;
   MoeWeights moe;
 };
@@ -44,6 +48,11 @@ struct ModelWeights {
   sy_tensor output{};                     // the head: its own matrix, or tok_embd when tied
   const sy_tensor* output_bias = nullptr;  // F32 {n_vocab} (Qwen2), or null
   const sy_tensor* rope_freqs = nullptr;  // F32 {n_rot / 2}, or null
+  // Gemma 4 E2B/E4B: per-layer token embeddings {P * n_layer, n_vocab}, the projection of the
+  // stream to them {n_embd, P * n_layer} and its norm {P}, or absent.
+  const sy_tensor* per_layer_tok_embd = nullptr;
+  sy_tensor per_layer_model_proj{};
+  const sy_tensor* per_layer_proj_norm = nullptr;
   std::vector<LayerWeights> layers;
   // Taken as llama.cpp's loader takes them, but not applied, as its graph does not apply them.
   std::vector<std::string> accepted_unapplied;

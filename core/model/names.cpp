@@ -151,6 +151,12 @@ constexpr TensorName kTensors[] = {
     {Tensor::pre_ffw_norm_2, "pre_ffw_norm_2"},
     {Tensor::post_ffw_norm_1, "post_ffw_norm_1"},
     {Tensor::post_ffw_norm_2, "post_ffw_norm_2"},
+    {Tensor::per_layer_token_embd, "per_layer_token_embd"},
+    {Tensor::per_layer_model_proj, "per_layer_model_proj"},
+    {Tensor::per_layer_proj_norm, "per_layer_proj_norm"},
+    {Tensor::per_layer_inp_gate, "inp_gate"},
+    {Tensor::per_layer_proj, "proj"},
+    {Tensor::per_layer_post_norm, "post_norm"},
 };
 static_assert(std::size(kTensors) == static_cast<size_t>(Tensor::count), "a Tensor without a name");
 

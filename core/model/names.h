@@ -154,6 +154,13 @@ enum class Tensor : uint16_t {
   pre_ffw_norm_2,      // Gemma 4's MoE layers: the experts' pre-norm,
   post_ffw_norm_1,     // the dense FFN's output norm
   post_ffw_norm_2,     // and the experts' output norm
+  // Gemma 4 E2B/E4B's per-layer input embeddings: the global table, projection and its norm,
+  per_layer_token_embd,
+  per_layer_model_proj,
+  per_layer_proj_norm,
+  per_layer_inp_gate,   // then per layer the gate of the stream,
+  per_layer_proj,       // the projection back to n_embd
+  per_layer_post_norm,  // and its norm
   count
 };
 

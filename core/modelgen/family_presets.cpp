@@ -140,17 +140,20 @@ bool tiny_preset(const std::string& name, ModelShape& s) {
     s.window = 8, s.window_period = 2;
     s.rope_freq_base = 1000000.0f, s.rope_freq_base_swa = 10000.0f;
     s.logit_softcap = 30.0f;
-  } else if (name == "gemma4-tiny" || name == "gemma4moe-tiny") {
+  } else if (name == "gemma4-tiny" || name == "gemma4moe-tiny" || name == "gemma4e-tiny") {
     // Local, global, local: the local layers' heads half the global's, one KV head on the
-    // global layer, V from K's projection (the writer leaves attn_v out), soft-capping; the MoE
-    // one has Gemma 4 26B-A4B's layers: the dense FFN beside 4 experts, 2 used.
-    s = tiny("gemma4", 3);
+    // global layer, V from K's projection (the writer leaves attn_v out), soft-capping. The MoE
+    // one has Gemma 4 26B-A4B's layers: the dense FFN beside 4 experts, 2 used. The "e" one has
+    // E2B/E4B's: per-layer inputs of 32 values, five layers (local, global, local, global,
+    // local) of which the last three read layer 1's (global) or 0's (local) KV.
+    s = tiny("gemma4", name == "gemma4e-tiny" ? 5 : 3);
     s.head_dim = 32, s.head_dim_swa = 16, s.n_head_kv_global = 1, s.n_ff = 128;
     s.tied_output = true;
     s.window = 8, s.window_period = 2;
     s.rope_freq_base = 1000000.0f, s.rope_freq_base_swa = 10000.0f;
     s.logit_softcap = 30.0f;
     if (name == "gemma4moe-tiny") experts(s, 4, 2, 64, 0);
+    if (name == "gemma4e-tiny") s.n_embd_per_layer = 32, s.kv_shared_layers = 3;
   } else if (name == "gpt-oss-tiny") {
     // Local, global, local: every layer MoE (4 experts, 2 used), a window shorter than the
     // prompts, a head size of its own (gpt-oss: 64 with 64 query heads of 2880 wide).
@@ -287,6 +290,7 @@ std::vector<std::string> family_preset_names() {
           "gpt-oss-tiny",
           "gemma4-tiny",
           "gemma4moe-tiny",
+          "gemma4e-tiny",
           "qwen3-20m",
           "qwen35moe-20m",
           "nemotron-h-20m",

@@ -54,6 +54,10 @@ struct ModelShape {
   // (0: n_head_kv).
   uint32_t head_dim_swa = 0;
   uint32_t n_head_kv_global = 0;
+  // Gemma 4 E2B/E4B: per-layer input embeddings of this width (0: none), and the last
+  // kv_shared_layers layers reading an earlier layer's KV cache.
+  uint32_t n_embd_per_layer = 0;
+  uint32_t kv_shared_layers = 0;
   bool rope = true;  // granitehybrid: false writes rope.scaling.finetuned = false (NoPE)
   float embedding_scale = 0.0f, residual_scale = 0.0f, logit_scale = 0.0f, attention_scale = 0.0f;
   // Mistral 3's attention temperature tuning of q (0: off), floored every attn_temp_floor

@@ -66,11 +66,13 @@ uint32_t QuantMix::chosen(const std::string& name, int64_t ne0) const {
     const bool experts = contains(name, "_exps.weight");
     return experts ? (uint32_t)SY_DTYPE_MXFP4 : (uint32_t)SY_DTYPE_Q8_0;
   }
-  if (name == "output.weight" || (!has_output && name == "token_embd.weight")) {
+  // llama-quantize's token-embedding category includes Gemma 4's per-layer table.
+  const bool embd = name == "token_embd.weight" || name == "per_layer_token_embd.weight";
+  if (name == "output.weight" || (!has_output && embd)) {
     if (ne0 % dtype::block_elems(base)) return SY_DTYPE_Q8_0;
     return base == SY_DTYPE_Q8_0 ? base : (uint32_t)SY_DTYPE_Q6_K;
   }
-  if (name == "token_embd.weight") return base;
+  if (embd) return base;
   if (contains(name, "attn_v.weight") || contains(name, "attn_qkv.weight")) {
     const int i = layer >= 0 && layer < (int)attn_v_before_.size() ? attn_v_before_[layer] : 0;
     const int n = n_attn_v_;

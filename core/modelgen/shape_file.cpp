@@ -47,6 +47,8 @@ model::ModelShape load_shape(const std::filesystem::path& path, const std::strin
   top.read_float("attn_softcap", s.attn_softcap, 0.0, 1e6);
   top.read_int("head_dim_swa", s.head_dim_swa, 0, 4096);
   top.read_int("n_head_kv_global", s.n_head_kv_global, 0, 4096);
+  top.read_int("n_embd_per_layer", s.n_embd_per_layer, 0, 1 << 16);
+  top.read_int("kv_shared_layers", s.kv_shared_layers, 0, 512);
   top.read_bool("rope", s.rope);
   top.read_float("embedding_scale", s.embedding_scale, 0.0, 1e6);
   top.read_float("residual_scale", s.residual_scale, 0.0, 1e6);

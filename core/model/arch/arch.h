@@ -31,6 +31,8 @@ class Arch {
   // Layer il of a forward pass: p.x {E, T} in place. The default is the pre-norm residual block:
   // x += mixer(norm(x)), then x += ffn(norm(x)) when the layer has an FFN.
   virtual void layer(LayerPass& p, const LayerWeights& w, uint32_t il) const;
+  // Before the first layer, after the scaled embeddings (Gemma 4's per-layer inputs).
+  virtual void begin(LayerPass& p) const { (void)p; }
   // Scratch floats per token one layer takes at most (the default: its mixer or FFN block).
   virtual uint64_t scratch_per_token(const ModelDesc& d) const;
 };

@@ -19,7 +19,14 @@ void attention_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const At
   const Init res{Init::residual, 0.0f};
   // build_qkv: q, k and v scale then add their biases, as does build_attn's output.
   const std::string qkv = names::tensor(Tensor::attn_qkv, il, "");
-  if (r.fused_qkv && t.has(qkv + ".weight")) {  // fused (create_tensor_qkv's first choice)
+  if (d.kv_source(il) != il) {
+    // Gemma 4's layers past shared_kv_layers: q only; K and V come from an earlier layer's cache
+    // (llama.cpp creates their tensors where a file has them, and never reads them).
+    w.shared_kv = true;
+    w.q = t.linear(names::tensor(Tensor::attn_q, il, ""), E, Q, r.qkv);
+    t.unapplied(names::tensor(Tensor::attn_k, il), {E, KV});
+    t.unapplied(names::tensor(Tensor::attn_v, il), {E, KV});
+  } else if (r.fused_qkv && t.has(qkv + ".weight")) {  // fused (create_tensor_qkv's first choice)
     LinearRules fused = r.qkv;
     fused.packed = false;  // split into rows below
     const Linear l = t.linear(qkv, E, Q + 2 * KV, fused);
@@ -58,7 +65,10 @@ void attention_tensors(TensorTable& t, const ModelDesc& d, uint32_t il, const At
   if (r.sinks) w.sinks = &t.f32(names::tensor(Tensor::attn_sinks, il), {H}, {Init::normal, 0.5f});
   if (r.qk_norm) {
     w.q_norm = &t.norm(names::tensor(Tensor::attn_q_norm, il), D);
-    w.k_norm = &t.norm(names::tensor(Tensor::attn_k_norm, il), D);
+    if (w.shared_kv)
+      t.unapplied(names::tensor(Tensor::attn_k_norm, il), {D});
+    else
+      w.k_norm = &t.norm(names::tensor(Tensor::attn_k_norm, il), D);
   }
 }
 
@@ -70,6 +80,33 @@ uint64_t attention_scratch(const ModelDesc& d) {
   return 3 * q + 2 * kv + 5 * 16;
 }
 
+namespace {
+
+// A layer that reads an earlier layer's cache (Gemma 4): its q normed, rotated and scaled as
+// attention() does, attended over that cache without storing anything.
+void shared_kv_attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& q,
+                         const sy_tensor& out) {
+  Backend& b = p.b;
+  const ModelDesc& d = p.d;
+  const int64_t T = p.n_tokens(), D = w.head_dim, H = d.n_head;
+  const sy_tensor q3 = view(q, {D, H, T});
+  const sy_tensor attn = p.scratch.f32({D * H, T});
+  if (w.q_norm) {
+    const sy_tensor qh = view(q, {D, H * T});
+    b.rms_norm(&qh, w.q_norm, d.rms_eps, &qh);
+  }
+  const RopeParams& rope = w.swa ? d.rope_swa : d.rope;
+  if (rope.enabled)
+    apply_rope(b, rope, rope.factors ? p.w.rope_freqs : nullptr, q3, p.bt.pos.data());
+  if (p.q_temp.struct_size) b.mul(&q, &p.q_temp, &q);
+  paged_attention(b, p.bt, p.cache, w.cache_layer, q3, sy_tensor{}, sy_tensor{},
+                  view(attn, {D, H, T}), w.n_head_kv, d.attn_scale, w.swa ? d.window : 0, w.sinks,
+                  d.attn_softcap);
+  apply_linear(b, w.o, attn, out);
+}
+
+}  // namespace
+
 void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, const sy_tensor& out) {
   Backend& b = p.b;
   const ModelDesc& d = p.d;
@@ -80,6 +117,7 @@ void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, con
   const sy_tensor attn = p.scratch.f32({D * H, T});
   const sy_tensor q3 = view(q, {D, H, T}), k3 = view(k, {D, HK, T}), a3 = view(attn, {D, H, T});
   apply_linear(b, w.q, xn, q);
+  if (w.shared_kv) return shared_kv_attention(p, w, q, out);
   apply_linear(b, w.k, xn, k);
   // Gemma 4's V: RMS-normed per head without a weight; a layer without attn_v norms K's
   // projection into V (the families with v_optional have v_norm).

@@ -18,6 +18,7 @@ struct AttentionWeights {
   const sy_tensor* q_norm = nullptr;  // F32 {head_dim}, or null
   const sy_tensor* k_norm = nullptr;
   uint32_t cache_layer = 0;  // ordinal among attention layers: the KV cache layer
+  bool shared_kv = false;    // Gemma 4: no K or V of its own; reads cache_layer as it is
   bool swa = false;          // over the sliding window, with the window's RoPE
   const sy_tensor* sinks = nullptr;      // F32 {n_head}: gpt-oss's sink logits, or null
   uint32_t head_dim = 0, n_head_kv = 0;  // this layer's (ModelDesc::head_dim_at, n_head_kv_at)

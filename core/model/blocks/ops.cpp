@@ -55,13 +55,15 @@ void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint
                      const sy_tensor& out3, uint32_t n_kv_head, float scale, uint32_t window,
                      const sy_tensor* sinks, float softcap) {
   const bool windowed = cache.windowed(layer);  // the sliding-window layers' own pool
-  const sy_kv_store_args st{sizeof(sy_kv_store_args),
-                            &k,
-                            &v,
-                            &cache.k(layer),
-                            &cache.v(layer),
-                            (windowed ? bt.window_slots : bt.kv_slots).data()};
-  backend.kv_store(&st);
+  if (k.struct_size) {  // none: the layer reads a cache an earlier layer wrote (Gemma 4)
+    const sy_kv_store_args st{sizeof(sy_kv_store_args),
+                              &k,
+                              &v,
+                              &cache.k(layer),
+                              &cache.v(layer),
+                              (windowed ? bt.window_slots : bt.kv_slots).data()};
+    backend.kv_store(&st);
+  }
   sy_attention_args aa{};
   aa.struct_size = sizeof(aa);
   aa.q = &q3;

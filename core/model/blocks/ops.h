@@ -27,7 +27,8 @@ void apply_linear(Backend& backend, const Linear& l, const sy_tensor& x, const s
 void apply_rope(Backend& backend, const RopeParams& rope, const sy_tensor* freq_factors,
                 const sy_tensor& x3, const int32_t* pos);
 
-// Stores k and v ({D * n_kv_head, T}) at the batch's KV slots of `layer`, then attends q3
+// Stores k and v ({D * n_kv_head, T}; nothing when k is empty) at the batch's KV slots of
+// `layer`, then attends q3
 // ({D, H, T}) over each sequence's cached positions (the last `window` ones when nonzero) into
 // out3 ({D, H, T}); sinks and softcap as sy_attention_args has them.
 void paged_attention(Backend& backend, const FlatBatch& bt, KvCache& cache, uint32_t layer,
