@@ -116,6 +116,18 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   }
   v->cache = std::make_unique<model::KvCache>(*v->backend, mi.kv_row_widths, bs, blocks,
                                               config.engine.kv_dtype, window);
+  // What an operator sizes memory by: the cache, and how many whole contexts it holds.
+  const model::KvCache& c = *v->cache;
+  logger()->info(
+      "{}: KV cache {:.1f} MiB: {} blocks of {} positions ({:.1f} MiB, room for {} x {} "
+      "positions){}",
+      config.model.path, c.bytes() / 1048576.0, c.pool().total(), bs,
+      c.pool().total() * c.bytes_per_block() / 1048576.0,
+      c.pool().total() / std::max<uint32_t>(1, c.blocks_for(ctx)), ctx,
+      c.windowed()
+          ? fmt::format(" + {} sliding-window blocks ({:.1f} MiB)", c.window_pool().total(),
+                        c.window_pool().total() * c.bytes_per_window_block() / 1048576.0)
+          : std::string());
   v->scheduler = isolated
                      ? make_process_scheduler(isolated_path, config.scheduler.params)
                      : std::make_unique<Scheduler>(v->scheduler_plugin, config.scheduler.params);

@@ -244,6 +244,13 @@ bool real_preset(const std::string& name, ModelShape& s) {
     s.rope = false;
     s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 6.0f;
     s.attention_scale = 0.015625f;
+  } else if (name == "gemma-3-4b-shape") {
+    // 34 layers, every sixth global; the others see 1024 positions. 262k vocabulary, tied.
+    s.arch = "gemma3";
+    s.n_vocab = 262208, s.n_ctx = 131072, s.n_embd = 2560, s.n_layer = 34, s.n_ff = 10240;
+    s.n_head = 8, s.n_head_kv = 4, s.head_dim = 256, s.rms_eps = 1e-6f, s.tied_output = true;
+    s.window = 1024, s.window_period = 6;
+    s.rope_freq_base = 1e6f, s.rope_freq_base_swa = 1e4f;
   } else if (name == "lfm2-1.2b-shape") {
     // 10 short convolutions and 6 attention layers.
     s.arch = "lfm2";
@@ -300,7 +307,8 @@ std::vector<std::string> family_preset_names() {
           "qwen35moe-35b-a3b-shape",
           "nemotron-3-nano-30b-a3b-shape",
           "granite-4.0-h-tiny-shape",
-          "lfm2-1.2b-shape"};
+          "lfm2-1.2b-shape",
+          "gemma-3-4b-shape"};
 }
 
 }  // namespace detail
