@@ -187,6 +187,25 @@ TEST(GeneratedFamilyFusedExperts, Gemma4GateUpExpertsReadAsTheSeparateOnes) {
   }
 }
 
+// The writer refuses Gemma 4 shapes it cannot write as llama.cpp reads them, with these errors.
+TEST(FamilyShapeRefusals, Gemma4SharedKvAndSharedExpert) {
+  auto error_of = [](sy::model::ModelShape s) -> std::string {
+    try {
+      sy::model::describe_shape(s);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(described)";
+  };
+  sy::model::ModelShape s = sy::model::preset_shape("gemma4e-tiny");
+  s.kv_shared_layers = 2;  // layer 2 (local) would be the global source
+  EXPECT_EQ(error_of(s),
+            "gemma4's kv_shared_layers must leave a global layer last and a local one before it");
+  s = sy::model::preset_shape("gemma4moe-tiny");
+  s.n_ff_shexp = 32;
+  EXPECT_EQ(error_of(s), "gemma4's dense FFN is its shared expert: give n_ff, not n_ff_shexp");
+}
+
 // Every family has its F32 fixture.
 TEST(GeneratedFamilyFixtures, EveryPresetHasItsF32Row) {
   const auto rows = manifest();

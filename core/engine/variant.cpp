@@ -41,7 +41,8 @@ static void use_fallback_backend(Variant& v, const PluginHost& host) {
 // The sliding-window layers' own pool, sized so that it never runs short, unless [engine]
 // swa_cache is "full", prefix caching is on (window blocks are not keyed), or it would not be
 // smaller than keeping every position.
-static model::WindowPool window_pool(const Config& config, const model::ModelInfo& mi) {
+static model::WindowPool window_pool(const Config& config, const model::ModelInfo& mi,
+                                     uint32_t ctx) {
   const EngineConfig& e = config.engine;
   const uint32_t window =
       mi.kv_windows.empty() ? 0 : *std::max_element(mi.kv_windows.begin(), mi.kv_windows.end());
@@ -51,7 +52,6 @@ static model::WindowPool window_pool(const Config& config, const model::ModelInf
                    config.model.path);
     return {};
   }
-  const uint32_t ctx = e.max_context ? std::min(e.max_context, mi.n_ctx) : mi.n_ctx;
   const uint32_t bs = e.kv_block_size;
   const uint32_t blocks =
       model::KvCache::window_pool_size(window, bs, e.max_seqs, e.max_batch_tokens);
@@ -101,7 +101,7 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   const uint32_t ctx =
       config.engine.max_context ? std::min(config.engine.max_context, mi.n_ctx) : mi.n_ctx;
   const uint32_t bs = config.engine.kv_block_size;
-  const model::WindowPool window = window_pool(config, mi);
+  const model::WindowPool window = window_pool(config, mi, ctx);
   uint32_t blocks = config.engine.kv_blocks;
   if (blocks == 0) {
     // Enough for max_seqs full contexts, capped at 1 GiB of cache but never below one context.

@@ -36,6 +36,14 @@ std::vector<uint32_t> ModelDesc::kv_windows() const {
   return w;
 }
 
+bool ModelDesc::share_kv(uint32_t n) {
+  if (n == 0) return true;
+  const uint32_t from = n < n_layer ? n_layer - n : 0;
+  if (from < 2 || layers[from - 1].swa || !layers[from - 2].swa) return false;
+  kv_shared_from = from;
+  return true;
+}
+
 void ModelDesc::set_swa_period(uint32_t period) {
   for (uint32_t il = 0; il < layers.size(); ++il)
     layers[il].swa = period == 0 || il % period < period - 1;

@@ -139,6 +139,10 @@ struct ModelDesc {
     return kv_shared_from - (layers[il].swa ? 2 : 1);
   }
   bool has_kv(uint32_t il) const { return layers[il].has_attention() && kv_source(il) == il; }
+  // Makes the last n layers read an earlier layer's cache (n = 0: none). False, changing
+  // nothing, unless layer n_layer - n - 1 is global and the one before it local: the layers
+  // llama.cpp's layer_reuse reads.
+  bool share_kv(uint32_t n);
   // Every attention layer's KV width, in layer order (the KV cache's rows; a layer that reads
   // another's cache has none).
   std::vector<uint32_t> kv_widths() const;

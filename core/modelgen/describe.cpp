@@ -275,12 +275,8 @@ ModelDesc describe(const ModelShape& s) {
     d.rope_swa.freq_base = s.rope_freq_base_swa != 0.0f ? s.rope_freq_base_swa : 10000.0f;
     d.rope_swa.factors = false;
     d.n_embd_per_layer = s.n_embd_per_layer;
-    if (s.kv_shared_layers) {
-      const uint32_t from = s.kv_shared_layers < s.n_layer ? s.n_layer - s.kv_shared_layers : 0;
-      if (from < 2 || d.layers[from - 1].swa || !d.layers[from - 2].swa)
-        bad("gemma4's kv_shared_layers must leave a global layer last and a local one before it");
-      d.kv_shared_from = from;
-    }
+    if (!d.share_kv(s.kv_shared_layers))
+      bad("gemma4's kv_shared_layers must leave a global layer last and a local one before it");
     return d;
   }
   if (s.arch == "gemma2" || s.arch == "gemma3") {

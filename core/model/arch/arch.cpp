@@ -114,10 +114,13 @@ void Arch::layer(LayerPass& p, const LayerWeights& w, uint32_t il) const {
     residual_add(p, p.mix);
     p.scratch.reset();
   }
-  if (w.out_scale) {  // the whole stream times one value: a single row of E * T
-    const sy_tensor row = view(p.x, {p.d.n_embd * p.n_tokens(), 1});
-    p.b.mul(&row, w.out_scale, &row);
-  }
+  scale_output(p, w);
+}
+
+void scale_output(LayerPass& p, const LayerWeights& w) {
+  if (!w.out_scale) return;
+  const sy_tensor row = view(p.x, {p.d.n_embd * p.n_tokens(), 1});  // one value for all of it
+  p.b.mul(&row, w.out_scale, &row);
 }
 
 uint64_t mixer_scratch(const ModelDesc& d, Mixer m) {

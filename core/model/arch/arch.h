@@ -53,6 +53,8 @@ void run_ffn(LayerPass& p, const LayerWeights& w, uint32_t il, const sy_tensor& 
              const sy_tensor& out);
 // x += y, times the residual multiplier when the family has one (Granite).
 void residual_add(LayerPass& p, const sy_tensor& y);
+// The stream times the layer's output scale (Gemma 4), when it has one.
+void scale_output(LayerPass& p, const LayerWeights& w);
 // Scratch floats per token of a layer's mixer and of its FFN.
 uint64_t mixer_scratch(const ModelDesc& d, Mixer m);
 uint64_t ffn_block_scratch(const ModelDesc& d, FfnKind f);

@@ -226,10 +226,7 @@ class Gemma4 final : public Arch {
       b.add(&p.x, &p.mix, &p.x);
       p.scratch.reset();
     }
-    if (w.out_scale) {  // the whole stream times one value: a single row of E * T
-      const sy_tensor row = view(p.x, {E * T, 1});
-      b.mul(&row, w.out_scale, &row);
-    }
+    scale_output(p, w);
   }
 
   uint64_t scratch_per_token(const ModelDesc& d) const override {
@@ -251,14 +248,12 @@ class Gemma4 final : public Arch {
   // - 2 (local ones), which must be of their kind (llama.cpp's layer_reuse assumes it).
   static void read_shared_kv(const KeyReader& k, ModelDesc& d) {
     const uint32_t n = k.u32(Key::shared_kv_layers, 0u);
-    if (n == 0) return;
+    if (d.share_kv(n)) return;
     const uint32_t from = n < d.n_layer ? d.n_layer - n : 0;
-    if (from < 2 || d.layers[from - 1].swa || !d.layers[from - 2].swa)
-      throw k.fail(k.name(Key::shared_kv_layers) + " = " + std::to_string(n) + ": layer " +
-                   std::to_string(from > 0 ? from - 1 : 0) +
-                   " must be global and the one before it local, as llama.cpp's layers past " +
-                   "them read their caches");
-    d.kv_shared_from = from;
+    throw k.fail(k.name(Key::shared_kv_layers) + " = " + std::to_string(n) + ": layer " +
+                 std::to_string(from > 0 ? from - 1 : 0) +
+                 " must be global and the one before it local, as llama.cpp's layers past " +
+                 "them read their caches");
   }
   // key_length / value_length (or the _swa pair): equal and positive (llama.cpp asserts it).
   static uint32_t head_size(const KeyReader& k, Key key, Key value) {

@@ -80,33 +80,6 @@ uint64_t attention_scratch(const ModelDesc& d) {
   return 3 * q + 2 * kv + 5 * 16;
 }
 
-namespace {
-
-// A layer that reads an earlier layer's cache (Gemma 4): its q normed, rotated and scaled as
-// attention() does, attended over that cache without storing anything.
-void shared_kv_attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& q,
-                         const sy_tensor& out) {
-  Backend& b = p.b;
-  const ModelDesc& d = p.d;
-  const int64_t T = p.n_tokens(), D = w.head_dim, H = d.n_head;
-  const sy_tensor q3 = view(q, {D, H, T});
-  const sy_tensor attn = p.scratch.f32({D * H, T});
-  if (w.q_norm) {
-    const sy_tensor qh = view(q, {D, H * T});
-    b.rms_norm(&qh, w.q_norm, d.rms_eps, &qh);
-  }
-  const RopeParams& rope = w.swa ? d.rope_swa : d.rope;
-  if (rope.enabled)
-    apply_rope(b, rope, rope.factors ? p.w.rope_freqs : nullptr, q3, p.bt.pos.data());
-  if (p.q_temp.struct_size) b.mul(&q, &p.q_temp, &q);
-  paged_attention(b, p.bt, p.cache, w.cache_layer, q3, sy_tensor{}, sy_tensor{},
-                  view(attn, {D, H, T}), w.n_head_kv, d.attn_scale, w.swa ? d.window : 0, w.sinks,
-                  d.attn_softcap);
-  apply_linear(b, w.o, attn, out);
-}
-
-}  // namespace
-
 void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, const sy_tensor& out) {
   Backend& b = p.b;
   const ModelDesc& d = p.d;
@@ -117,31 +90,37 @@ void attention(LayerPass& p, const AttentionWeights& w, const sy_tensor& xn, con
   const sy_tensor attn = p.scratch.f32({D * H, T});
   const sy_tensor q3 = view(q, {D, H, T}), k3 = view(k, {D, HK, T}), a3 = view(attn, {D, H, T});
   apply_linear(b, w.q, xn, q);
-  if (w.shared_kv) return shared_kv_attention(p, w, q, out);
-  apply_linear(b, w.k, xn, k);
-  // Gemma 4's V: RMS-normed per head without a weight; a layer without attn_v norms K's
-  // projection into V (the families with v_optional have v_norm).
-  const sy_tensor vh = view(v, {D, HK * T});
-  if (w.v.present()) {
-    apply_linear(b, w.v, xn, v);
-    if (d.v_norm) norm(b, SY_NORM_RMS, vh, nullptr, d.rms_eps, vh);
-  } else {
-    norm(b, SY_NORM_RMS, view(k, {D, HK * T}), nullptr, d.rms_eps, vh);
+  // A layer that shares an earlier layer's KV (Gemma 4) computes q only and stores nothing.
+  if (!w.shared_kv) {
+    apply_linear(b, w.k, xn, k);
+    // Gemma 4's V: RMS-normed per head without a weight; a layer without attn_v norms K's
+    // projection into V (the families with v_optional have v_norm).
+    const sy_tensor vh = view(v, {D, HK * T});
+    if (w.v.present()) {
+      apply_linear(b, w.v, xn, v);
+      if (d.v_norm) norm(b, SY_NORM_RMS, vh, nullptr, d.rms_eps, vh);
+    } else {
+      norm(b, SY_NORM_RMS, view(k, {D, HK * T}), nullptr, d.rms_eps, vh);
+    }
   }
   if (w.q_norm) {  // per head, before RoPE
-    const sy_tensor qh = view(q, {D, H * T}), kh = view(k, {D, HK * T});
+    const sy_tensor qh = view(q, {D, H * T});
     b.rms_norm(&qh, w.q_norm, d.rms_eps, &qh);
+  }
+  if (w.k_norm) {
+    const sy_tensor kh = view(k, {D, HK * T});
     b.rms_norm(&kh, w.k_norm, d.rms_eps, &kh);
   }
   const RopeParams& rope = w.swa ? d.rope_swa : d.rope;
   if (rope.enabled) {
     const sy_tensor* factors = rope.factors ? p.w.rope_freqs : nullptr;
     apply_rope(b, rope, factors, q3, p.bt.pos.data());
-    apply_rope(b, rope, factors, k3, p.bt.pos.data());
+    if (!w.shared_kv) apply_rope(b, rope, factors, k3, p.bt.pos.data());
   }
   if (p.q_temp.struct_size) b.mul(&q, &p.q_temp, &q);  // after RoPE, as llama.cpp scales Qcur
-  paged_attention(b, p.bt, p.cache, w.cache_layer, q3, k, v, a3, static_cast<uint32_t>(HK),
-                  d.attn_scale, w.swa ? d.window : 0, w.sinks, d.attn_softcap);
+  paged_attention(b, p.bt, p.cache, w.cache_layer, q3, w.shared_kv ? sy_tensor{} : k,
+                  w.shared_kv ? sy_tensor{} : v, a3, static_cast<uint32_t>(HK), d.attn_scale,
+                  w.swa ? d.window : 0, w.sinks, d.attn_softcap);
   if (w.gate.present()) {  // att * sigmoid(gate), before the output projection
     const sy_tensor g = p.scratch.f32({D * H, T});
     apply_linear(b, w.gate, xn, g);
