@@ -1,5 +1,5 @@
-// Tokenizers: the byte-level vocab mkmodel writes, crafted SentencePiece and GPT-2 vocabs with
-// hand-computed segmentations, streaming decode, and Tokenizer::from_gguf with its errors.
+// Tokenizers: the byte-level vocab mkmodel writes, crafted SentencePiece, GPT-2 and Gemma 4 vocabs
+// with hand-computed segmentations, streaming decode, and Tokenizer::from_gguf with its errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -502,8 +502,9 @@ TEST(FromGguf, Errors) {
   {
     gguf::Writer w = byte_level_writer();
     w.set("tokenizer.ggml.model", Value::of_str("bert"));
-    EXPECT_EQ(error_of(w),
-              "tokenizer.ggml.model 'bert' is not supported (expected 'llama' or 'gpt2')");
+    EXPECT_EQ(
+        error_of(w),
+        "tokenizer.ggml.model 'bert' is not supported (expected 'llama', 'gpt2' or 'gemma4')");
   }
   {
     gguf::Writer w;
@@ -588,6 +589,81 @@ TEST(Gpt2, IgnoreMergesTakesWholeWords) {
   EXPECT_EQ(Tokenizer::create(v)->encode("hello", false), (Ids{18}));
   v.pre = "gpt-2";
   EXPECT_EQ(Tokenizer::create(v)->encode("hello", false), (Ids{11, 3, 10}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemma 4: BPE merges over SentencePiece-style text ("▁" for spaces, UTF-8 characters as
+// symbols, "<0xXX>" byte fallback)
+
+Vocab gemma4_vocab() {
+  Vocab v;
+  v.model = "gemma4";
+  v.pre = "gemma4";
+  v.tokens = {"<pad>",     "<eos>", "<bos>",       "<0xC3>", "<0xA9>", "h",    "e",      "l",
+              "o",         kMark,   "w",           "r",      "d",      "he",   "ll",     "llo",
+              kMark + "w", "or",    kMark + "wor", "hello",  "\n",     "\n\n", "<turn|>"};
+  v.types.assign(v.tokens.size(), TokenType::NORMAL);
+  v.types[0] = v.types[1] = v.types[2] = v.types[22] = TokenType::CONTROL;
+  v.types[3] = v.types[4] = TokenType::BYTE;
+  v.merges = {"h e", "l l", "ll o", "he llo", kMark + " w", "o r", kMark + "w or"};
+  v.bos = 2;
+  v.eos = 1;
+  v.add_space_prefix = false;
+  return v;
+}
+
+TEST(Gemma4, MergesRunOnEscapedSpacesByRank) {
+  auto tok = Tokenizer::create(gemma4_vocab());
+  // hello: he(0), ll(1), llo(2), hello(3). " world" = ▁ w o r l d: ▁w(4), or(5), ▁wor(6); "▁" is
+  // one symbol of three bytes. No space prefix.
+  EXPECT_EQ(tok->encode("hello world", false), (Ids{19, 18, 7, 12}));
+  EXPECT_EQ(tok->encode(" hello", true), (Ids{2, 9, 19}));
+  EXPECT_EQ(tok->decode({2, 9, 19}), " hello");  // nothing stripped
+  EXPECT_EQ(tok->encode("  ", false), (Ids{9, 9}));
+  EXPECT_EQ(tok->piece(18), " wor");
+  EXPECT_EQ(tok->piece(9), " ");
+}
+
+TEST(Gemma4, NewlineRunsAndByteFallback) {
+  auto tok = Tokenizer::create(gemma4_vocab());
+  // The text splits at newline runs; a run that is a token is taken whole (llama.cpp's fix), a
+  // longer one goes through the merges (none join newlines here).
+  EXPECT_EQ(tok->encode("he\n\nhe", false), (Ids{13, 21, 13}));
+  EXPECT_EQ(tok->encode("\n\n\n", false), (Ids{20, 20, 20}));
+  // é has no token: its bytes' tokens. ü's second byte has none: dropped, as llama.cpp does.
+  EXPECT_EQ(tok->encode("h\xC3\xA9", false), (Ids{5, 3, 4}));
+  EXPECT_EQ(tok->encode("\xC3\xBC", false), (Ids{3}));
+  EXPECT_EQ(tok->decode({5, 3, 4}), "h\xC3\xA9");
+  EXPECT_EQ(tok->piece(3), "\xC3");
+  // <turn|> is Gemma 4's end of turn: control, and ends generation with eos.
+  EXPECT_EQ(tok->end_of_generation(), (Ids{1, 22}));
+  EXPECT_EQ(tok->encode("<turn|>", false, true), (Ids{22}));
+}
+
+TEST(Gemma4, FromGguf) {
+  gguf::Writer w;
+  Vocab v = gemma4_vocab();
+  put_vocab(w, v);
+  // llama.cpp takes the pre-tokenizer from the model and adds BOS whatever the file says.
+  w.set("tokenizer.ggml.pre", Value::of_str("qwen2"));
+  w.set("tokenizer.ggml.add_bos_token", Value::of_bool(false));
+  auto tok = Tokenizer::from_gguf(*parse(w).file);
+  EXPECT_EQ(tok->vocab().pre, "gemma4");
+  EXPECT_TRUE(tok->vocab().add_bos);
+  EXPECT_FALSE(tok->vocab().add_space_prefix);
+  EXPECT_EQ(tok->encode("hello world", true), (Ids{2, 19, 18, 7, 12}));
+  gguf::Writer no_merges;
+  Vocab nm = v;
+  nm.merges.clear();
+  put_vocab(no_merges, nm);
+  EXPECT_EQ(error_of(no_merges), "tokenizer.ggml.merges is missing (required for model 'gemma4')");
+  v.pre = "";
+  try {
+    Tokenizer::create(v);
+    ADD_FAILURE() << "model gemma4 without its pre-tokenizer was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "vocab: model 'gemma4' takes the 'gemma4' pre-tokenizer, not ''");
+  }
 }
 
 TEST(FromGguf, EndOfGenerationKeys) {

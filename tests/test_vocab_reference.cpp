@@ -65,6 +65,11 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, ReferenceVocab, testing::ValuesIn(test::r
 // and Gemma 3's SentencePiece one give every string Hugging Face's ids, but one of Gemma 3's where
 // the file's token types rule, as in llama.cpp: </s> is a control token by its text (llama.cpp's
 // end-of-generation list) and <mask> by the file, so neither is matched in plain text.
+// gemma-4 is Gemma 4's tokenizer model ("gemma4") over Gemma 3's pieces, as llama.cpp's converter
+// writes it; its strings include llama.cpp's own Gemma 4 test strings, whose ids (from the real
+// Gemma 4 vocabulary) are these. Two markup strings take llama.cpp's ids: that converter types
+// Hugging Face's non-special added tokens (<table>, <s>, [multimodal]) NORMAL, so they are not
+// matched whole.
 class FixtureVocab : public testing::TestWithParam<std::string> {};
 
 TEST_P(FixtureVocab, EveryTestStringAsHuggingFace) {
@@ -77,11 +82,23 @@ TEST_P(FixtureVocab, EveryTestStringAsHuggingFace) {
     for (auto& c : cases)
       if (c.text == "<s>strike</s> <mask> [multimodal]")
         c.ids = " 203 110095 954 236751 236813 655 1080 236813 236743 5";  // llama.cpp's
+  if (GetParam() == "gemma-4")                                             // llama.cpp's
+    for (auto& c : cases) {
+      if (c.text == "<s>strike</s> <mask> [multimodal]")
+        c.ids =
+            " 236820 236751 236813 110095 954 236751 236813 655 1080 236813 870 8606 98624 236842";
+      if (c.text == "<table><tr><td>cell</td></tr></table> <b>bold</b> <h1>Title</h1>")
+        c.ids =
+            " 236820 5127 1798 1168 1798 2004 236813 5447 954 2004 2588 1168 2588 5127 236813 655"
+            " 236763 236813 15640 954 236763 236813 655 236754 236770 236813 7396 954 236754 236770"
+            " 236813";
+    }
   expect_every_string(*tok, cases, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabularies, FixtureVocab,
-                         testing::Values("gpt-4o", "deepseek-v3", "gemma-3"), [](const auto& info) {
+                         testing::Values("gpt-4o", "deepseek-v3", "gemma-3", "gemma-4"),
+                         [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
@@ -101,6 +118,16 @@ TEST(FixtureVocabSpecials, BosAndEndOfGenerationAsLlamaCpp) {
   EXPECT_EQ(gemma->n_vocab(), 262208);
   EXPECT_EQ(gemma->end_of_generation(), (Ids{1, 106, 212}));
   EXPECT_EQ(gemma->encode("Hello world", gemma->vocab().add_bos), (Ids{2, 9259, 1902}));
+  // Gemma 4's model: BOS always, no space prefix, the same end-of-generation set; byte fallback
+  // for characters with no piece (U+10FFFD, U+2F800), as llama-tokenize gives.
+  const auto gemma4 = load_fixture("gemma-4");
+  EXPECT_EQ(gemma4->n_vocab(), 262145);
+  EXPECT_TRUE(gemma4->vocab().add_bos);
+  EXPECT_EQ(gemma4->end_of_generation(), (Ids{1, 106, 212}));
+  EXPECT_EQ(gemma4->encode("Hello world", gemma4->vocab().add_bos), (Ids{2, 9259, 1902}));
+  const std::string odd = "\xF4\x8F\xBF\xBD\xF0\xAF\xA0\x80 x";
+  EXPECT_EQ(gemma4->encode(odd, false), (Ids{482, 381, 429, 427, 478, 413, 398, 366, 1123}));
+  EXPECT_EQ(gemma4->decode(gemma4->encode(odd, true)), odd);
   const auto gpt = load_fixture("gpt-4o");
   EXPECT_EQ(gpt->end_of_generation(), (Ids{199999}));
   EXPECT_EQ(gpt->encode("Hello world", gpt->vocab().add_bos), (Ids{13225, 2375}));

@@ -1,6 +1,8 @@
-// Byte-level BPE ("gpt2") as llama.cpp runs it: split the text with the vocabulary's
-// pre-tokenizer (tokenizer.ggml.pre), map each word's bytes to printable characters, merge
-// adjacent pairs by lowest merge rank.
+// BPE as llama.cpp runs it: split the text with the vocabulary's pre-tokenizer
+// (tokenizer.ggml.pre), merge adjacent pairs by lowest merge rank. Byte-level ("gpt2") maps each
+// word's bytes to printable characters first; SentencePiece-style (Gemma 4's "gemma4") spells
+// spaces "▁", merges UTF-8 characters and falls back to "<0xXX>" byte tokens.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <queue>
@@ -50,7 +52,9 @@ class BpeTokenizer final : public VocabTokenizer {
   }
 
   void encode_text(std::string_view text, bool, std::vector<int32_t>& out) const override {
-    for (const std::string& w : pretokenize(pre_, text)) encode_word(w, out);
+    const std::string escaped = pre_.spm_style ? escape_spaces(text) : std::string();
+    for (const std::string& w : pretokenize(pre_, pre_.spm_style ? escaped : text))
+      encode_word(w, out);
   }
 
   std::string piece(int32_t id) const override {
@@ -58,6 +62,7 @@ class BpeTokenizer final : public VocabTokenizer {
     const std::string& t = vocab_.tokens[id];
     switch (type(id)) {
       case TokenType::NORMAL: {
+        if (pre_.spm_style) return unescape_spaces(t);
         const ByteMap& m = byte_map();
         std::string r;
         for (size_t i = 0, len; i < t.size(); i += len) {
@@ -69,9 +74,11 @@ class BpeTokenizer final : public VocabTokenizer {
         }
         return r;
       }
+      case TokenType::BYTE:
+        return byte_piece(id);
       case TokenType::USER_DEFINED:
         return t;
-      default:  // CONTROL, UNKNOWN, UNUSED, BYTE (llama.cpp prints nothing for these in BPE)
+      default:  // CONTROL, UNKNOWN, UNUSED (llama.cpp prints nothing for these in BPE)
         return {};
     }
   }
@@ -93,26 +100,53 @@ class BpeTokenizer final : public VocabTokenizer {
     }
   };
 
-  void encode_word(std::string_view word, std::vector<int32_t>& out) const {
+  // The word as the merges spell it, one symbol per character.
+  std::string symbols(std::string_view word, std::vector<Symbol>& syms) const {
+    std::string text;
+    auto add = [&](size_t n) {
+      const int32_t idx = int32_t(syms.size());
+      syms.push_back({idx - 1, idx + 1, uint32_t(text.size()), uint32_t(n)});
+    };
+    if (pre_.spm_style) {
+      for (size_t off = 0; off < word.size();) {
+        const size_t n =
+            std::min(utf8_len(static_cast<unsigned char>(word[off])), word.size() - off);
+        add(n);
+        text.append(word, off, n);
+        off += n;
+      }
+    } else {
+      const ByteMap& m = byte_map();
+      for (char c : word) {
+        const std::string& u = m.to_text[static_cast<unsigned char>(c)];
+        add(u.size());
+        text += u;
+      }
+    }
+    if (!syms.empty()) syms.back().next = -1;
+    return text;
+  }
+
+  // The whole word's token, where the pre-tokenizer takes one before merging: Llama 3's
+  // ignore_merges, and a run of newlines in Gemma 4 (llama.cpp's fix for it).
+  int32_t whole_word(std::string_view word) const {
+    if (pre_.spm_style)
+      return word.find_first_not_of('\n') == std::string_view::npos ? find(word) : -1;
+    if (!pre_.ignore_merges) return -1;
     const ByteMap& m = byte_map();
     std::string text;
     for (char c : word) text += m.to_text[static_cast<unsigned char>(c)];
-    if (pre_.ignore_merges) {  // Llama 3: a word that is a token is that token
-      if (const int32_t id = find(text); id >= 0) {
-        out.push_back(id);
-        return;
-      }
+    return find(text);
+  }
+
+  void encode_word(std::string_view word, std::vector<int32_t>& out) const {
+    if (const int32_t id = whole_word(word); id >= 0) {
+      out.push_back(id);
+      return;
     }
-    text.clear();
     std::vector<Symbol> syms;
-    for (char c : word) {
-      const std::string& u = m.to_text[static_cast<unsigned char>(c)];
-      const int32_t idx = int32_t(syms.size());
-      syms.push_back({idx - 1, idx + 1, uint32_t(text.size()), uint32_t(u.size())});
-      text += u;
-    }
+    const std::string text = symbols(word, syms);
     if (syms.empty()) return;
-    syms.back().next = -1;
 
     std::priority_queue<Bigram, std::vector<Bigram>, Worse> queue;
     std::string key;
@@ -148,8 +182,14 @@ class BpeTokenizer final : public VocabTokenizer {
         out.push_back(id);
         continue;
       }
-      // A merge result missing from the vocab: fall back to its characters, then unk; llama.cpp
-      // drops what it cannot find.
+      // A merge result missing from the vocab: fall back to its bytes' tokens (SentencePiece-style)
+      // or its characters, then unk; llama.cpp drops what it cannot find.
+      if (pre_.spm_style) {
+        for (char c : s)
+          if (const int32_t bid = byte_token(static_cast<unsigned char>(c)); bid >= 0)
+            out.push_back(bid);
+        continue;
+      }
       for (size_t k = 0, len; k < s.size(); k += len) {
         decode_utf8(s, k, len);
         const int32_t cid = find(s.substr(k, len));

@@ -80,7 +80,7 @@ constexpr const char* kBloom =
 struct Family {
   std::vector<std::string> names;
   std::vector<std::string> patterns;
-  bool ignore_merges = false, add_bos = false, nfc = false;
+  bool ignore_merges = false, add_bos = false, nfc = false, spm_style = false;
 };
 
 const std::vector<Family>& families() {
@@ -121,6 +121,8 @@ const std::vector<Family>& families() {
       {{"bailingmoe", "bailingmoe2"},
        {R"('(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
         R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)"}},
+      // Gemma 4: BPE over the whole text, split only at newline runs (merges hold no newline).
+      {{"gemma4"}, {R"([^\n]+|[\n]+)"}, false, true, false, true},
       {{"superbpe"}, {R"(\p{N}+)", R"((?=(\d{3})+(?!\d)))"}},
   };
   return f;
@@ -142,6 +144,7 @@ const PreTokenizer* find_pre_tokenizer(std::string_view name) {
     p.ignore_merges = f.ignore_merges;
     p.add_bos = f.add_bos;
     p.nfc = f.nfc;
+    p.spm_style = f.spm_style;
     return &compiled.emplace(std::string(name), std::move(p)).first->second;
   }
   return nullptr;

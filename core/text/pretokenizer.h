@@ -17,6 +17,9 @@ struct PreTokenizer {
   bool ignore_merges = false;  // a word that is one token as a whole is emitted as it is
   bool add_bos = false;        // the default of tokenizer.ggml.add_bos_token
   bool nfc = false;  // the text is NFC-normalised first (Qwen's tokenizer.json; llama.cpp skips it)
+  // SentencePiece-style BPE (Gemma 4): spaces are spelled "▁" before the split, merges run on
+  // the UTF-8 characters themselves (no byte-to-character map), leftovers fall back to "<0xXX>".
+  bool spm_style = false;
 };
 
 // The pre-tokenizer `name` stands for ("" means "default", as in llama.cpp); nullptr when the

@@ -1,6 +1,5 @@
 // SentencePiece-style ("llama") tokenizer as llama.cpp runs it: escape spaces to "▁", merge the
 // best-scoring adjacent pair until none is in the vocab, and spell leftovers as byte tokens.
-#include <cstdio>
 #include <queue>
 #include <stdexcept>
 
@@ -10,30 +9,9 @@ namespace sy::text::detail {
 
 namespace {
 
-constexpr std::string_view kSpaceMark = "\xE2\x96\x81";
-
-// Like llama.cpp, the length comes from the lead byte alone (continuations are not checked).
-size_t utf8_len(unsigned char c) {
-  static constexpr uint8_t lens[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
-  return lens[c >> 4];
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 class SpmTokenizer final : public VocabTokenizer {
  public:
-  explicit SpmTokenizer(Vocab v) : VocabTokenizer(std::move(v)) {
-    for (int b = 0; b < 256; ++b) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-      byte_ids_[b] = find(buf);
-    }
-  }
+  explicit SpmTokenizer(Vocab v) : VocabTokenizer(std::move(v)) {}
 
   // A space prefix goes before the text and after every special token, as in llama.cpp.
   void encode_text(std::string_view text, bool after_special,
@@ -45,25 +23,10 @@ class SpmTokenizer final : public VocabTokenizer {
     check_id(id);
     const std::string& t = vocab_.tokens[id];
     switch (type(id)) {
-      case TokenType::NORMAL: {
-        std::string r;
-        for (size_t i = 0; i < t.size();) {
-          if (std::string_view(t).substr(i, 3) == kSpaceMark) {
-            r += ' ';
-            i += 3;
-          } else {
-            r += t[i++];
-          }
-        }
-        return r;
-      }
-      case TokenType::BYTE: {
-        if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>') {
-          const int hi = hex_digit(t[3]), lo = hex_digit(t[4]);
-          if (hi >= 0 && lo >= 0) return std::string(1, char(hi * 16 + lo));
-        }
-        return t;
-      }
+      case TokenType::NORMAL:
+        return unescape_spaces(t);
+      case TokenType::BYTE:
+        return byte_piece(id);
       case TokenType::USER_DEFINED:
         return t;
       default:  // CONTROL, UNKNOWN, UNUSED
@@ -89,15 +52,8 @@ class SpmTokenizer final : public VocabTokenizer {
   };
 
   void encode_raw(std::string_view raw, bool prefix, std::vector<int32_t>& out) const {
-    std::string text;
-    text.reserve(3 * raw.size() + 3);
-    if (prefix) text += kSpaceMark;
-    for (char c : raw) {
-      if (c == ' ')
-        text += kSpaceMark;
-      else
-        text += c;
-    }
+    std::string text = prefix ? std::string(kSpaceMark) : std::string();
+    text += escape_spaces(raw);
 
     std::vector<Symbol> syms;
     for (size_t off = 0; off < text.size();) {
@@ -140,9 +96,9 @@ class SpmTokenizer final : public VocabTokenizer {
         continue;
       }
       bool have_bytes = true;
-      for (char c : s) have_bytes = have_bytes && byte_ids_[static_cast<unsigned char>(c)] >= 0;
+      for (char c : s) have_bytes = have_bytes && byte_token(static_cast<unsigned char>(c)) >= 0;
       if (have_bytes) {
-        for (char c : s) out.push_back(byte_ids_[static_cast<unsigned char>(c)]);
+        for (char c : s) out.push_back(byte_token(static_cast<unsigned char>(c)));
       } else if (vocab_.unk >= 0) {
         out.push_back(vocab_.unk);
       } else {
@@ -152,8 +108,6 @@ class SpmTokenizer final : public VocabTokenizer {
       }
     }
   }
-
-  int32_t byte_ids_[256];
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // end-of-generation set, decode.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -9,9 +10,9 @@
 
 namespace sy::text {
 
-namespace {
+using detail::kSpaceMark;
 
-constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+namespace {
 
 // Length of the longest prefix of s that does not end inside a UTF-8 sequence. Invalid bytes count
 // as complete, so nothing is held back forever.
@@ -109,7 +110,7 @@ std::vector<int32_t> tokenize(const Tokenizer& tokenizer, std::string_view text,
 
 std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
   detail::validate(vocab);
-  if (vocab.model == "gpt2") return detail::make_bpe(std::move(vocab));
+  if (vocab.model != "llama") return detail::make_bpe(std::move(vocab));
   return detail::make_spm(std::move(vocab));
 }
 
@@ -165,14 +166,7 @@ void Detokenizer::flush_bytes(bool all) {
       }
   }
   const std::string_view run = std::string_view(bytes_).substr(0, bytes_.size() - keep);
-  for (size_t i = 0; i < run.size();) {
-    if (run.substr(i, 3) == kSpaceMark) {
-      pending_ += ' ';
-      i += 3;
-    } else {
-      pending_ += run[i++];
-    }
-  }
+  pending_ += detail::unescape_spaces(run);
   bytes_.erase(0, run.size());
 }
 
@@ -189,11 +183,53 @@ std::string Detokenizer::take_complete() {
 
 namespace detail {
 
+std::string escape_spaces(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == ' ')
+      out += kSpaceMark;
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string unescape_spaces(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    if (text.substr(i, 3) == kSpaceMark) {
+      out += ' ';
+      i += 3;
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
 VocabTokenizer::VocabTokenizer(Vocab v) : Tokenizer(std::move(v)) {
   const auto& toks = vocab_.tokens;
   ids_.reserve(toks.size());
   // Later duplicates win, as in llama.cpp's token_to_id.
   for (size_t i = 0; i < toks.size(); ++i) ids_.insert_or_assign(toks[i], int32_t(i));
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    byte_ids_[b] = find(buf);
+  }
   settle_special_tokens();
   for (size_t i = 0; i < vocab_.types.size(); ++i) {
     const TokenType t = vocab_.types[i];
@@ -268,6 +304,15 @@ int32_t VocabTokenizer::find(std::string_view text) const {
 
 TokenType VocabTokenizer::type(int32_t id) const {
   return vocab_.types.empty() ? TokenType::NORMAL : vocab_.types[id];
+}
+
+std::string VocabTokenizer::byte_piece(int32_t id) const {
+  const std::string& t = vocab_.tokens[id];
+  if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>') {
+    const int hi = hex_digit(t[3]), lo = hex_digit(t[4]);
+    if (hi >= 0 && lo >= 0) return std::string(1, char(hi * 16 + lo));
+  }
+  return t;
 }
 
 float VocabTokenizer::score(int32_t id) const {

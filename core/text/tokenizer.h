@@ -1,6 +1,7 @@
 // Text <-> token ids from a GGUF vocabulary: SentencePiece-style ("llama") with byte fallback,
-// which also serves the byte-level vocab that `mkmodel` writes, and byte-level BPE ("gpt2") with
-// the pre-tokenizer tokenizer.ggml.pre names (text/pretokenizer.h).
+// which also serves the byte-level vocab that `mkmodel` writes, byte-level BPE ("gpt2") with
+// the pre-tokenizer tokenizer.ggml.pre names (text/pretokenizer.h), and Gemma 4's BPE over
+// SentencePiece-style text ("gemma4").
 #pragma once
 
 #include <cstdint>
@@ -25,13 +26,15 @@ enum class TokenType : int32_t {
 };
 
 struct Vocab {
-  std::string model;  // "llama" or "gpt2"
-  std::string pre;    // gpt2: the pre-tokenizer (tokenizer.ggml.pre); "" is llama.cpp's "default"
+  std::string model;  // "llama", "gpt2" or "gemma4" (Gemma 4's SentencePiece-style BPE)
+  // BPE: the pre-tokenizer (tokenizer.ggml.pre; "gemma4" for that model); "" is llama.cpp's
+  // "default"
+  std::string pre;
   std::string name;   // general.name: llama.cpp gives phi-3's special tokens rstrip by it
   std::vector<std::string> tokens;
   std::vector<float> scores;        // empty or one per token
   std::vector<TokenType> types;     // empty or one per token
-  std::vector<std::string> merges;  // gpt2: "a b" in rank order
+  std::vector<std::string> merges;  // BPE: "a b" in rank order
   int32_t bos = -1, eos = -1, unk = -1, pad = -1;
   int32_t eot = -1, eom = -1;  // end of turn / of message (Llama 3's <|eot_id|>, <|eom_id|>)
   bool add_bos = true;

@@ -74,17 +74,19 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   if (!model) fail("tokenizer.ggml.model is missing");
   if (*model == "no_vocab" || *model == "none")
     fail("tokenizer.ggml.model is '" + *model + "': the file has no text vocabulary");
-  if (*model != "llama" && *model != "gpt2")
-    fail("tokenizer.ggml.model '" + *model + "' is not supported (expected 'llama' or 'gpt2')");
-  const bool gpt2 = *model == "gpt2";
+  if (*model != "llama" && *model != "gpt2" && *model != "gemma4")
+    fail("tokenizer.ggml.model '" + *model +
+         "' is not supported (expected 'llama', 'gpt2' or 'gemma4')");
+  const bool bpe = *model != "llama";
 
   Vocab v;
   v.model = *model;
   v.name = f.get_string("general.name").value_or("");
-  // llama.cpp reads the pre-tokenizer for BPE vocabularies only, and refuses a name it lacks.
+  // llama.cpp reads the pre-tokenizer for BPE vocabularies only, and refuses a name it lacks;
+  // Gemma 4's model implies its own.
   const detail::PreTokenizer* pre = nullptr;
-  if (gpt2) {
-    v.pre = f.get_string("tokenizer.ggml.pre").value_or("");
+  if (bpe) {
+    v.pre = *model == "gemma4" ? "gemma4" : f.get_string("tokenizer.ggml.pre").value_or("");
     pre = &detail::require_pre_tokenizer(v.pre);
   }
   auto is_str = [](ValueType t) { return t == ValueType::STRING; };
@@ -116,10 +118,11 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
     }
   }
 
-  if (gpt2) {
+  if (bpe) {
     const Value* m = array_of(f, "tokenizer.ggml.merges", is_str, "strings");
-    if (!m) fail("tokenizer.ggml.merges is missing (required for model 'gpt2')");
-    if (m->array.empty()) fail("tokenizer.ggml.merges is empty (required for model 'gpt2')");
+    if (!m) fail("tokenizer.ggml.merges is missing (required for model '" + *model + "')");
+    if (m->array.empty())
+      fail("tokenizer.ggml.merges is empty (required for model '" + *model + "')");
     v.merges = strings(*m);
     for (size_t i = 0; i < v.merges.size(); ++i)
       if (v.merges[i].size() < 2 || v.merges[i].find(' ', 1) == std::string::npos)
@@ -136,15 +139,18 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
            std::to_string(n) + " tokens");
     return int32_t(*id);
   };
-  v.bos = special("tokenizer.ggml.bos_token_id", gpt2 ? -1 : 1);
-  v.eos = special("tokenizer.ggml.eos_token_id", gpt2 ? -1 : 2);
-  v.unk = special("tokenizer.ggml.unknown_token_id", gpt2 ? -1 : 0);
+  v.bos = special("tokenizer.ggml.bos_token_id", bpe ? -1 : 1);
+  v.eos = special("tokenizer.ggml.eos_token_id", bpe ? -1 : 2);
+  v.unk = special("tokenizer.ggml.unknown_token_id", bpe ? -1 : 0);
   v.pad = special("tokenizer.ggml.padding_token_id", -1);
   v.eot = special("tokenizer.ggml.eot_token_id", -1);
   v.eom = special("tokenizer.ggml.eom_token_id", -1);
-  v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(gpt2 ? pre->add_bos : true);
+  v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(bpe ? pre->add_bos : true);
+  // llama.cpp overrides a false add_bos_token for Gemma 4 (ggml-org/llama.cpp#21500).
+  if (bpe && pre->type == "gemma4") v.add_bos = true;
   v.add_eos = f.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
-  v.add_space_prefix = f.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
+  // llama.cpp's BPE vocabularies never take a space prefix.
+  v.add_space_prefix = !bpe && f.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
   return create(std::move(v));
 }
 

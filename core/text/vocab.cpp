@@ -42,8 +42,10 @@ namespace detail {
 
 void validate(const Vocab& v) {
   auto fail = [](const std::string& m) { throw std::runtime_error("vocab: " + m); };
-  if (v.model != "llama" && v.model != "gpt2")
-    fail("model '" + v.model + "' is not supported (expected 'llama' or 'gpt2')");
+  if (v.model != "llama" && v.model != "gpt2" && v.model != "gemma4")
+    fail("model '" + v.model + "' is not supported (expected 'llama', 'gpt2' or 'gemma4')");
+  if (v.model == "gemma4" && v.pre != "gemma4")
+    fail("model 'gemma4' takes the 'gemma4' pre-tokenizer, not '" + v.pre + "'");
   const size_t n = v.tokens.size();
   if (n == 0) fail("no tokens");
   if (n > size_t(INT32_MAX)) fail("too many tokens");
@@ -66,8 +68,8 @@ void validate(const Vocab& v) {
   check("pad", v.pad);
   check("eot", v.eot);
   check("eom", v.eom);
-  if (v.model == "gpt2") {
-    if (v.merges.empty()) fail("gpt2 needs merges");
+  if (v.model != "llama") {
+    if (v.merges.empty()) fail(v.model + " needs merges");
     for (size_t i = 0; i < v.merges.size(); ++i) {
       // Like llama.cpp, the separator is the first space after the first character.
       const auto sp = v.merges[i].size() > 1 ? v.merges[i].find(' ', 1) : std::string::npos;
