@@ -121,6 +121,12 @@ TEST(Config, RangeAndEnumChecks) {
       "q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs, "
       "mxfp4_moe, "
       "got 'q4'");
+  EXPECT_EQ(error_of("[model]\npath = \"m\"\npure = \"yes\"\n"),
+            "bad.toml:3:8: model.pure: expected a boolean, got string");
+  std::string pure = kGood;
+  EXPECT_FALSE(sy::parse_config(pure, "ok.toml").model.pure);
+  pure.insert(pure.find("dtype"), "pure = true\n");
+  EXPECT_TRUE(sy::parse_config(pure, "ok.toml").model.pure);
   EXPECT_EQ(error_of(base + "[scheduler.extra]\nx = 1\n"),
             "bad.toml:7:1: scheduler.extra: plugin parameters must be scalars, got table");
 }

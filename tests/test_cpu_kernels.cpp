@@ -305,12 +305,12 @@ TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
     }
 }
 
-// weight_pack (ABI 1.4): every vector path packs Q4_0 matrices of 16 rows or more (the 256-bit
-// paths take a group in two halves), the AVX-512 paths also Q4_K and AVX-512 VNNI Q8_0 (groups
-// of 16, the rows past the last group plain); the scalar path keeps every weight plain. A packed W
-// gives the plain kernels' results: with the GEMV forced (M = 1..9, so passes of 4 or 8 rows
-// and a rest, checked against the same 8-bit activations with exact products), the GEMM forced
-// (its panels dequantise the groups to the plain rows' values, bit for bit) and the default
+// weight_pack (ABI 1.4): every vector path packs Q4_0 and MXFP4 matrices of 16 rows or more (the
+// 256-bit paths take a group in two halves), the AVX-512 paths also Q4_K and AVX-512 VNNI Q8_0
+// and IQ4_NL (groups of 16, the rows past the last group plain); the scalar path keeps every weight
+// plain. A packed W gives the plain kernels' results: with the GEMV forced (M = 1..9, so passes of
+// 4 or 8 rows and a rest, checked against the same 8-bit activations with exact products), the GEMM
+// forced (its panels dequantise the groups to the plain rows' values, bit for bit) and the default
 // crossover, for N with and without plain rows after the groups. Packing stays off with
 // repack=0 and act_bits=16.
 TEST_F(CpuKernels, PackedWeightsMatchTheReferenceEveryM) {
@@ -321,8 +321,10 @@ TEST_F(CpuKernels, PackedWeightsMatchTheReferenceEveryM) {
     Expect expect;
   };
   uint64_t seed = 500;
-  for (uint32_t dtype : {SY_DTYPE_Q4_K, SY_DTYPE_Q4_0, SY_DTYPE_Q8_0}) {
-    const bool has_kernel = dtype == SY_DTYPE_Q8_0   ? path == "avx512_vnni"
+  for (uint32_t dtype :
+       {SY_DTYPE_Q4_K, SY_DTYPE_Q4_0, SY_DTYPE_Q8_0, SY_DTYPE_IQ4_NL, SY_DTYPE_MXFP4}) {
+    const bool vnni_only = dtype == SY_DTYPE_Q8_0 || dtype == SY_DTYPE_IQ4_NL;
+    const bool has_kernel = vnni_only                ? path == "avx512_vnni"
                             : dtype == SY_DTYPE_Q4_K ? avx512
                                                      : vector;
     const int64_t block = sy::dtype::block_elems(dtype);

@@ -66,6 +66,45 @@ TEST(QuantMixAgainstLlamaQuantize, EveryFileTypeWritesLlamaCppsTypesAndBytes) {
   }
 }
 
+// llama-quantize's --pure: every matrix it quantizes in the base type, the output too. Q4_0's
+// mix differs from pure only in the output matrix, so every other tensor is llama-quantize's
+// (tiny-llama-Q4_0.gguf); MXFP4_MOE's pure file has no Q8_0 left.
+TEST(QuantMixAgainstLlamaQuantize, PureTypesEveryMatrixInTheBaseType) {
+  const fs::path p = fs::path(testing::TempDir()) / "sy-mix-pure.gguf";
+  sy::model::write_random_model(tiny_llama(), "q4_0", 11, p, true);
+  auto mine = sy::gguf::File::open(p);
+  auto ref = sy::gguf::File::open(sy::test::reference_models() / "tiny-llama-Q4_0.gguf");
+  ASSERT_EQ(mine->tensors().size(), ref->tensors().size());
+  for (const auto& t : ref->tensors()) {
+    const sy::gguf::TensorInfo* m = mine->find_tensor(t.name);
+    ASSERT_NE(m, nullptr) << t.name;
+    if (t.name == "output.weight") {
+      EXPECT_STREQ(dtype::name(t.type), "Q6_K");
+      EXPECT_STREQ(dtype::name(m->type), "Q4_0");
+      continue;
+    }
+    ASSERT_EQ(m->type, t.type) << t.name;
+    EXPECT_EQ(std::memcmp(m->data, t.data, t.nbytes), 0) << t.name << " bytes differ";
+  }
+  sy::model::write_random_model(tiny_llama(), "mxfp4", 11, p, true);
+  const auto mx = sy::gguf::File::open(p);
+  for (const auto& t : mx->tensors())
+    EXPECT_STREQ(dtype::name(t.type), t.name.find("norm") == std::string::npos ? "MXFP4" : "F32")
+        << t.name;
+  // No fallback: rows that are not whole blocks are refused by name (the Q4_K_M mix would
+  // fall back to Q5_0 there).
+  ModelShape odd = tiny_llama();
+  odd.n_ff = 800;
+  try {
+    sy::model::write_random_model(odd, "q4_k_m", 11, p, true);
+    ADD_FAILURE() << "a pure file with rows of 800 values was written";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "--pure: blk.0.ffn_down.weight has rows of 800 values, not whole "
+                 "blocks of Q4_K (256)");
+  }
+}
+
 // Types by tensor name for a shape and file type.
 std::map<std::string, std::string> types_of(const ModelShape& s, const std::string& type) {
   auto f = sy::gguf::File::open(write(s, type, 3));

@@ -244,6 +244,10 @@ int cmd_bench_backend(int argc, char** argv) {
   app.add_option("--repeat", repeat, "runs per dtype")->check(CLI::Range(1, 1000));
   app.add_option("--kv-dtype", kv_name, "KV cache dtype")->check(CLI::IsMember({"f32", "f16"}));
   app.add_flag("--crossover", want_crossover, "time cpu_onednn's GEMV against its GEMM per M");
+  bool pure = false;
+  app.add_flag("--pure", pure,
+               "every matrix in the dtype's base type (llama-quantize's --pure; mxfp4 then "
+               "covers a dense model, whose matrices MXFP4_MOE leaves Q8_0)");
   app.add_option("--param", param_opts,
                  "[backend] param KEY=VALUE (repeatable); KEY=V1,V2,...: one row per value, "
                  "their runs interleaved");
@@ -251,8 +255,14 @@ int cmd_bench_backend(int argc, char** argv) {
   const uint32_t kv_dtype = model::kv_dtype_from_name(kv_name);
   std::vector<std::string> dtypes;
   std::stringstream ss(dtype_list);
+  const auto shape = model::preset_shape(preset);
   for (std::string d; std::getline(ss, d, ',');) {
-    model::detail::file_type(d);  // any name mkmodel --dtype knows; refused before any work
+    // any name mkmodel --dtype knows; refused before any work
+    const dtype::FileType& ft = model::detail::file_type(d);
+    // MXFP4_MOE types only expert matrices MXFP4: a dense row would measure Q8_0 under its name.
+    if (ft.base == SY_DTYPE_MXFP4 && !pure && shape.n_expert == 0)
+      throw UsageError("--dtypes " + d + ": MXFP4_MOE puts MXFP4 on expert matrices only, and " +
+                       preset + " has none (add --pure for MXFP4 on every matrix)");
     dtypes.push_back(d);
   }
   Params params;
@@ -268,7 +278,6 @@ int cmd_bench_backend(int argc, char** argv) {
       "threads): %.2f GB/s\n",
       bw / 1e9, 2 * bw / 1e9, threads, rbw / 1e9);
   double device_bw = 0;  // set for a GPU backend, whose fractions are of its own bandwidth
-  const auto shape = model::preset_shape(preset);
   double prompt_flops = 0;
   for (uint32_t pos = 0; pos < prompt_len; ++pos)
     prompt_flops += bench::flops_per_token(shape, pos, pos + 1 == prompt_len);
@@ -277,7 +286,8 @@ int cmd_bench_backend(int argc, char** argv) {
     std::vector<std::unique_ptr<engine::Variant>> vs;  // one per param set
     for (const ParamSet& set : sets) {
       Config cfg;
-      cfg.model.path = models_dir + "/" + preset + "-" + dt + ".gguf";
+      cfg.model.path = models_dir + "/" + preset + "-" + dt + (pure ? "-pure" : "") + ".gguf";
+      cfg.model.pure = pure;
       cfg.model.generate = preset;
       cfg.models_dir = models_dir;
       cfg.model.dtype = dt;
@@ -302,8 +312,9 @@ int cmd_bench_backend(int argc, char** argv) {
           "min / median / max; each run's fractions are of the larger of the bandwidths (CPU) and "
           "GEMM peaks measured just before and just after it; frac read counts the weights of a "
           "token (MB/token) and the KV rows and state a decode step reads (KV MB, the mean over "
-          "the steps)\n",
-          backend.c_str(), gemm.measure(5) / 1e9, kv_name.c_str(), repeat);
+          "the steps)%s\n",
+          backend.c_str(), gemm.measure(5) / 1e9, kv_name.c_str(), repeat,
+          pure ? "; --pure: every matrix in the row's base type" : "");
       std::printf("%-6s %8s %9s %8s %24s %22s %18s %10s %18s\n", "dtype", "params", "MB/token",
                   "KV MB", "prefill tok/s", "decode tok/s", device_bw ? "frac device" : "frac read",
                   "pf GFLOP/s", "frac GEMM");

@@ -30,6 +30,10 @@ int cmd_mkmodel(int argc, char** argv) {
   app.add_option("--shape", shape_file, "TOML shape: preset, arch and any ModelShape field");
   app.add_option("--dtype", dtype, "file type of the matrices");
   app.add_option("--seed", seed, "weights' random seed");
+  bool pure = false;
+  app.add_flag("--pure", pure,
+               "llama-quantize's --pure: every quantized matrix (output and embedding too) in "
+               "the file type's base type");
   // Shape fields over the preset or shape file, each in [1, 2^24].
   std::optional<uint32_t> n_vocab, n_ctx, n_embd, n_layer, n_ff, n_head, n_head_kv;
   const auto field = CLI::Range(uint32_t{1}, uint32_t{1} << 24);
@@ -60,13 +64,13 @@ int cmd_mkmodel(int argc, char** argv) {
   s = model::scale_shape(s, scale);
   const std::filesystem::path out_path = out;
   if (out_path.has_parent_path()) std::filesystem::create_directories(out_path.parent_path());
-  model::write_random_model(s, dtype, seed, out_path);
+  model::write_random_model(s, dtype, seed, out_path, pure);
   std::printf(
       "wrote %s: %s, %.1fM parameters (%.1fM active), %s, n_embd %u, n_layer %u, n_ff %u, heads "
       "%u/%u, vocab %u, ctx %u\n",
       out.c_str(), s.arch.c_str(), model::count_params(s) / 1e6,
-      model::count_active_params(s) / 1e6, dtype.c_str(), s.n_embd, s.n_layer, s.n_ff, s.n_head,
-      s.n_head_kv, s.n_vocab, s.n_ctx);
+      model::count_active_params(s) / 1e6, (dtype + (pure ? " pure" : "")).c_str(), s.n_embd,
+      s.n_layer, s.n_ff, s.n_head, s.n_head_kv, s.n_vocab, s.n_ctx);
   return 0;
 }
 

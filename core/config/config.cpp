@@ -93,6 +93,7 @@ Config parse_config(const toml::table& root, const std::string& origin) {
     if (!dtype::find_file_type(c.model.dtype))
       r.fail(*t->get("dtype"), "dtype",
              "must be one of " + dtype::file_type_names() + ", got '" + c.model.dtype + "'");
+    r.read_bool("pure", c.model.pure);
     r.reject_unknown();
   } else {
     throw ConfigError(origin + ":1:1: model: required table [model] is missing");

@@ -37,6 +37,7 @@ struct ModelConfig {
   std::string generate;   // preset to write at `path` when the file is missing ("" = never)
   uint64_t seed = 1;      // for generate
   std::string dtype = "f32";
+  bool pure = false;  // for generate: llama-quantize's --pure (every matrix in dtype's base type)
   std::string chat_template;  // a chat format name (text/chat_template.h) over the file's own
 };
 

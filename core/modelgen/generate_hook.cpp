@@ -10,9 +10,9 @@ namespace sy::modelgen {
 
 void write_configured_model(const ModelConfig& m, const std::filesystem::path& out) {
   const auto shape = model::preset_shape(m.generate);
-  logger()->info("generating {} ({} {}, seed {}) at {}", m.generate, m.dtype,
-                 model::count_params(shape), m.seed, m.path);
-  model::write_random_llama(shape, m.dtype, m.seed, out);
+  logger()->info("generating {} ({}{} {}, seed {}) at {}", m.generate, m.dtype,
+                 m.pure ? " pure" : "", model::count_params(shape), m.seed, m.path);
+  model::write_random_model(shape, m.dtype, m.seed, out, m.pure);
 }
 
 void install_generate_hook() {

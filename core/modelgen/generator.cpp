@@ -126,12 +126,12 @@ uint64_t count_active_params(const ModelShape& s) {
 }
 
 void write_random_model(const ModelShape& s, const std::string& dtype, uint64_t seed,
-                        const std::filesystem::path& path) {
+                        const std::filesystem::path& path, bool pure) {
   const dtype::FileType& ft = detail::file_type(dtype);
   const ModelDesc d = detail::describe(s);
   detail::check_blocks(s, ft, dtype);
   const Arch& arch = *find_arch(d.arch);
-  const QuantMix mix(ft, d);
+  const QuantMix mix(ft, d, pure);
   using gguf::Value;
   gguf::Writer w;
   w.set(names::key(names::Key::general_architecture, ""), Value::of_str(d.arch));

@@ -109,9 +109,10 @@ ModelShape scale_shape(ModelShape s, double f);
 // each matrix typed and quantised as llama-quantize would (modelgen/quant_mix.h); norms, biases,
 // ssm_conv1d, ssm_a, ssm_d and the MoE router stay F32 as in llama.cpp. The keys and tensors are
 // the architecture descriptor's (model/arch/): what its loader reads, its table in file order.
+// pure: llama-quantize's --pure (every quantized matrix in the file type's base type).
 // (write_random_llama is the older name of the same function.)
 void write_random_model(const ModelShape& shape, const std::string& dtype, uint64_t seed,
-                        const std::filesystem::path& path);
+                        const std::filesystem::path& path, bool pure = false);
 inline void write_random_llama(const ModelShape& shape, const std::string& dtype, uint64_t seed,
                                const std::filesystem::path& path) {
   write_random_model(shape, dtype, seed, path);

@@ -36,10 +36,11 @@ bool per_layer_heads(const std::string& arch) {
 
 }  // namespace
 
-QuantMix::QuantMix(const dtype::FileType& ftype, const ModelShape& shape)
-    : QuantMix(ftype, detail::describe(shape)) {}
+QuantMix::QuantMix(const dtype::FileType& ftype, const ModelShape& shape, bool pure)
+    : QuantMix(ftype, detail::describe(shape), pure) {}
 
-QuantMix::QuantMix(const dtype::FileType& ftype, const ModelDesc& d) : ftype_(ftype), d_(d) {
+QuantMix::QuantMix(const dtype::FileType& ftype, const ModelDesc& d, bool pure)
+    : ftype_(ftype), d_(d), pure_(pure) {
   const bool heads0 = d.n_layer > 0 && (!per_layer_heads(d.arch) || d.layers[0].has_attention());
   n_gqa_ = heads0 && d.n_head_kv ? d.n_head / d.n_head_kv : 0;
   int v = 0, down = 0;
@@ -122,6 +123,13 @@ uint32_t QuantMix::chosen(const std::string& name, int64_t ne0) const {
 
 uint32_t QuantMix::type_for(const std::string& name, int64_t ne0) const {
   if (dtype::block_elems(ftype_.base) == 1) return ftype_.base;  // F32, F16, BF16: no mixing
+  if (pure_) {
+    if (ne0 % dtype::block_elems(ftype_.base))
+      throw std::invalid_argument("--pure: " + name + " has rows of " + std::to_string(ne0) +
+                                  " values, not whole blocks of " + dtype::name(ftype_.base) +
+                                  " (" + std::to_string(dtype::block_elems(ftype_.base)) + ")");
+    return ftype_.base;
+  }
   uint32_t t = chosen(name, ne0);
   if (ne0 % dtype::block_elems(t) == 0) return t;
   // llama-quantize's fallback for rows that are not whole super-blocks.

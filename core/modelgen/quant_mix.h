@@ -2,7 +2,8 @@
 // llama-quantize applies without an importance matrix (llama-quant.cpp, llama_tensor_get_type):
 // the output matrix and some attn_v / attn_qkv / ffn_down / attn_output layers get more bits,
 // and a matrix whose rows are not whole blocks of the chosen type falls back to a type whose
-// blocks fit.
+// blocks fit. `pure` is llama-quantize's --pure: every matrix it quantizes (the output and the
+// token embedding too) takes the file type's base type, with no fallback.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +18,8 @@ namespace sy::model {
 
 class QuantMix {
  public:
-  QuantMix(const dtype::FileType& ftype, const ModelDesc& d);
-  QuantMix(const dtype::FileType& ftype, const ModelShape& shape);
+  QuantMix(const dtype::FileType& ftype, const ModelDesc& d, bool pure = false);
+  QuantMix(const dtype::FileType& ftype, const ModelShape& shape, bool pure = false);
 
   // The dtype of matrix `name` (GGUF tensor name) whose rows hold ne0 values. Throws
   // std::invalid_argument when no type llama.cpp would use fits the rows.
@@ -32,6 +33,7 @@ class QuantMix {
 
   const dtype::FileType& ftype_;
   ModelDesc d_;
+  bool pure_;
   uint32_t n_gqa_;                  // llama.cpp's n_gqa() of layer 0 (0: no heads there)
   std::vector<int> attn_v_before_;  // per layer: attn_v-like tensors (attn_v, attn_qkv) before it
   int n_attn_v_;

@@ -146,7 +146,7 @@ std::string fingerprint(const Config& c) {
     os << '\n';
   };
   os << "model=" << c.model.path << '|' << c.model.generate << '|' << c.model.seed << '|'
-     << c.model.dtype << '\n';
+     << c.model.dtype << '|' << c.model.pure << '\n';
   choice("backend", c.backend);
   choice("scheduler", c.scheduler);
   const auto& e = c.engine;

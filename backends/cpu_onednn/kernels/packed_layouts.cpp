@@ -8,6 +8,8 @@
 namespace sy::cpu_onednn::kernels {
 namespace {
 
+using dtype::BlockIq4Nl;
+using dtype::BlockMxfp4;
 using dtype::BlockQ4_0;
 using dtype::BlockQ4K;
 using dtype::BlockQ8_0;
@@ -57,6 +59,12 @@ void pack_block32(const Block& b, int r, uint8_t* out, uint32_t flip) {
     put_u32(out + kPack32Qs + 64 * v + 4 * r, u32_at((const uint8_t*)b.qs + 4 * v) ^ flip);
 }
 
+// MXFP4: the exponent, then the qs words as Q4_0's.
+void pack_mxfp4_block(const BlockMxfp4& b, int r, uint8_t* out) {
+  out[r] = b.e;
+  for (int v = 0; v < 4; ++v) put_u32(out + kPack32QsMxfp4 + 64 * v + 4 * r, u32_at(b.qs + 4 * v));
+}
+
 // Every whole group of rows, block column by block column: pack(block, r, out).
 template <class Block, class Pack>
 void pack_groups(const uint8_t* src, uint8_t* dst, int64_t nb, int64_t n, Pack&& pack) {
@@ -77,12 +85,15 @@ void pack_groups(const uint8_t* src, uint8_t* dst, int64_t nb, int64_t n, Pack&&
 
 static_assert(sizeof(BlockQ8_0) * kPackRows == kPack32BlockBytesQ8_0 &&
               sizeof(BlockQ4_0) * kPackRows == kPack32BlockBytesQ4_0 &&
+              sizeof(BlockIq4Nl) * kPackRows == kPack32BlockBytesIq4Nl &&
+              sizeof(BlockMxfp4) * kPackRows == kPack32BlockBytesMxfp4 &&
               sizeof(BlockQ4K) * kPackRows == kPackBlockBytes);
 
 }  // namespace
 
 bool has_packed_layout(uint32_t dtype) {
-  return dtype == SY_DTYPE_Q4_K || dtype == SY_DTYPE_Q8_0 || dtype == SY_DTYPE_Q4_0;
+  return dtype == SY_DTYPE_Q4_K || dtype == SY_DTYPE_Q8_0 || dtype == SY_DTYPE_Q4_0 ||
+         dtype == SY_DTYPE_IQ4_NL || dtype == SY_DTYPE_MXFP4;
 }
 
 void pack_rows(uint32_t dtype, const uint8_t* src, uint8_t* dst, int64_t k, int64_t n) {
@@ -97,6 +108,12 @@ void pack_rows(uint32_t dtype, const uint8_t* src, uint8_t* dst, int64_t k, int6
       return pack_groups<BlockQ4_0>(src, dst, k / 32, n, [](const BlockQ4_0& b, int r, uint8_t* o) {
         pack_block32(b, r, o, 0u);
       });
+    case SY_DTYPE_IQ4_NL:
+      return pack_groups<BlockIq4Nl>(
+          src, dst, k / 32, n,
+          [](const BlockIq4Nl& b, int r, uint8_t* o) { pack_block32(b, r, o, 0u); });
+    case SY_DTYPE_MXFP4:
+      return pack_groups<BlockMxfp4>(src, dst, k / 32, n, pack_mxfp4_block);
     default:
       return;
   }

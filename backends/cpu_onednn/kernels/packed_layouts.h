@@ -21,6 +21,10 @@
 //   [0, 32)      d of rows 0..15 (F16)
 //   [32, 288)    byte 32 + 64 v + 4 r + i (v = 0..3): byte 4 v + i of row r's qs, that is code
 //                4 v + i (low nibble) and 16 + 4 v + i (high), unsigned (the value is code - 8)
+// IQ4_NL, 288 bytes per block column: as Q4_0 (the kernels look each nibble up in the levels)
+// MXFP4, 272 bytes per 32-value block column (16 x 17):
+//   [0, 16)      e of rows 0..15 (E8M0)
+//   [16, 272)    byte 16 + 64 v + 4 r + i: as Q4_0's qs
 #pragma once
 
 #include <cstdint>
@@ -31,8 +35,9 @@ constexpr int kPackRows = 16;
 constexpr int kPackBlockBytes = 2304;  // Q4_K: 16 rows x 144
 constexpr int kPackD = 0, kPackDmin = 32, kPackScaleLo = 64, kPackScaleHi = 192, kPackQs = 256;
 // The 32-value block types: the 16 rows' d, then their code words.
-constexpr int kPack32Qs = 32;
-constexpr int kPack32BlockBytesQ8_0 = 544, kPack32BlockBytesQ4_0 = 288;
+constexpr int kPack32Qs = 32, kPack32QsMxfp4 = 16;
+constexpr int kPack32BlockBytesQ8_0 = 544, kPack32BlockBytesQ4_0 = 288,
+              kPack32BlockBytesIq4Nl = 288, kPack32BlockBytesMxfp4 = 272;
 
 // Rows of a packed matrix of n rows that lie in whole groups (the rest stay plain).
 constexpr int64_t packed_rows(int64_t n) {
