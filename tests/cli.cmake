@@ -31,6 +31,15 @@ set_tests_properties(cli_run_bad_plugin PROPERTIES ENVIRONMENT SWITCHYARD_PLUGIN
   PASS_REGULAR_EXPRESSION "switchyard_scheduler_bad_major.so: ABI major version mismatch: plugin implements 2.0")
 add_test(NAME cli_unknown_option COMMAND ${SY_CLI} mkmodel --out x.gguf --n-layers 3)
 set_tests_properties(cli_unknown_option PROPERTIES PASS_REGULAR_EXPRESSION "unknown option --n-layers")
+# bench-backend on a user's file (a row named after it, its shape read from it); MXFP4_MOE on a
+# dense preset refused (it would measure Q8_0 under MXFP4's name).
+add_test(NAME cli_bench_backend_model COMMAND ${SY_CLI} bench-backend
+  --model ${CMAKE_BINARY_DIR}/cli-models/mk-q8.gguf --repeat 1 --prompt-len 8 --decode-tokens 2)
+set_tests_properties(cli_bench_backend_model PROPERTIES FIXTURES_REQUIRED cli_model
+  PASS_REGULAR_EXPRESSION "model +params +MB/token.*\nmk-q8 +0.1M ")
+add_test(NAME cli_bench_backend_mxfp4_dense COMMAND ${SY_CLI} bench-backend --dtypes q8_0,mxfp4)
+set_tests_properties(cli_bench_backend_mxfp4_dense PROPERTIES PASS_REGULAR_EXPRESSION
+  "--dtypes mxfp4: MXFP4_MOE puts MXFP4 on expert matrices only, and dense-100m has none \\(add --pure")
 
 # [engine] kv_dtype = "f16": runs on cpu_onednn; refused, naming the backend, on one without it.
 add_test(NAME cli_run_kv_f16 COMMAND ${SY_CLI} run --config ${SY_FIX}/cli_kv_f16.toml --prompt "hello"

@@ -273,6 +273,14 @@ TEST_P(FamilyShape, KeysReadBackAndTheTableCountsTheFile) {
 INSTANTIATE_TEST_SUITE_P(Writer, FamilyShape, testing::ValuesIn(kPresets),
                          [](const auto& info) { return test_name(info.param); });
 
+// The Llama real-shape presets have the parameter counts of the models they are named after
+// (Hugging Face's model cards: 1.24B, 3.21B, 8.03B).
+TEST(RealShapes, LlamaPresetsCountTheirModelsParameters) {
+  EXPECT_EQ(sy::model::count_params(sy::model::preset_shape("llama-3.2-1b-shape")), 1235814400u);
+  EXPECT_EQ(sy::model::count_params(sy::model::preset_shape("llama-3.2-3b-shape")), 3212749824u);
+  EXPECT_EQ(sy::model::count_params(sy::model::preset_shape("llama-3.1-8b-shape")), 8030261248u);
+}
+
 // A family's file edited: each edit must be refused with exactly this message.
 struct Refusal {
   std::string preset;

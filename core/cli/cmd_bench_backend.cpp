@@ -2,12 +2,14 @@
 // backend (min / median / max of --repeat runs), decode's fraction of the streaming-read
 // bandwidth and prefill's fraction of the backend's GEMM peak, both measured in the same run
 // (for a GPU backend, decode is compared with the device's own streaming bandwidth).
+// --model FILE measures a user's GGUF files instead of the preset's dtypes, a row each.
 // --crossover times the GEMV and GEMM paths of cpu_onednn for each M. --param KEY=V1,V2 runs
 // each dtype once per value, the runs interleaved, so their ratio sees the same machine noise.
 // Run, not a test: numbers depend on the machine.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <numeric>
 #include <sstream>
@@ -20,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/variant.h"
+#include "gguf/gguf.h"
 #include "host/host_api.h"
 #include "host/plugin_host.h"
 #include "model/kv_cache.h"
@@ -133,16 +136,23 @@ struct Figures {
   double prefill_tps = 0, decode_tps = 0;
 };
 
-// One timed prefill of `prompt_len` tokens, then `decode_tokens` greedy decode steps.
-Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens) {
+// One timed prefill of `prompt_len` tokens, then `decode_tokens` greedy decode steps, both after
+// `depth` tokens of context (llama-bench's -d; their prefill is not timed).
+Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens,
+                uint32_t depth = 0) {
   auto& m = *v.model;
   std::vector<int32_t> blocks;
-  const uint32_t total = prompt_len + decode_tokens;
+  const uint32_t total = depth + prompt_len + decode_tokens;
   if (!v.cache->pool().allocate(v.cache->blocks_for(total), blocks))
     throw std::runtime_error("KV cache too small for the benchmark");
-  std::vector<int32_t> prompt(prompt_len);
-  for (uint32_t i = 0; i < prompt_len; ++i) prompt[i] = 3 + (i * 7) % 256;
-  model::SeqInput in{prompt.data(), prompt_len, 0, &blocks, true};
+  std::vector<int32_t> prompt(depth + prompt_len);
+  for (uint32_t i = 0; i < depth + prompt_len; ++i) prompt[i] = 3 + (i * 7) % 256;
+  for (uint32_t p = 0; p < depth; p += 512) {  // in chunks, as a server's prefill would run
+    const uint32_t n = std::min(512u, depth - p);
+    m.forward({model::SeqInput{prompt.data() + p, n, p, &blocks, false}}, *v.cache);
+  }
+  model::SeqInput in{prompt.data() + depth, prompt_len, depth, &blocks, true};
+  const uint32_t first = depth + prompt_len;  // the decode's first position
   Figures f;
   int64_t t0 = now_ns();
   auto logits = m.forward({in}, *v.cache);
@@ -151,7 +161,7 @@ Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens)
       static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   t0 = now_ns();
   for (uint32_t i = 0; i < decode_tokens; ++i) {
-    model::SeqInput d{&tok, 1, prompt_len + i, &blocks, true};
+    model::SeqInput d{&tok, 1, first + i, &blocks, true};
     logits = m.forward({d}, *v.cache);
     tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
@@ -218,6 +228,14 @@ std::vector<ParamSet> param_sets(const Params& base, const std::vector<std::stri
   return sets;
 }
 
+// One row of the table: a preset written in a dtype, or a user's file.
+struct Row {
+  std::string label;      // the dtype, or the file's name
+  std::string path;       // the GGUF file
+  std::string dtype;      // for a preset: mkmodel's file type ("" for a file)
+  model::ModelDesc desc;  // what the costs are computed from
+};
+
 }  // namespace
 
 int cmd_bench_backend(int argc, char** argv) {
@@ -227,27 +245,36 @@ int cmd_bench_backend(int argc, char** argv) {
               "and prefill's fraction of the backend's GEMM peak, both measured in this run.");
   std::string backend = "cpu_onednn", preset = "dense-100m", dtype_list = "f32,f16,bf16,q8_0";
   std::string kv_name = "f32", models_dir = "models";
-  uint32_t prompt_len = 256, decode_tokens = 32;
+  uint32_t prompt_len = 256, decode_tokens = 32, depth = 0;
   int repeat = 3, threads_opt = 0;
   bool want_crossover = false;
   std::vector<std::string> param_opts;
   app.add_option("--backend", backend, "backend plugin");
   app.add_option("--dtypes", dtype_list, "weight dtypes, comma-separated (mkmodel --dtype names)");
   app.add_option("--preset", preset, "model shape preset");
-  app.add_option("--prompt-len", prompt_len, "prompt tokens (prefill)")
+  // -p, -n, -r, -d: llama-bench's names for the same things.
+  app.add_option("-p,--prompt-len", prompt_len, "prompt tokens (prefill)")
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--decode-tokens", decode_tokens, "tokens decoded per run")
+  app.add_option("-n,--decode-tokens", decode_tokens, "tokens decoded per run")
       ->check(CLI::Range(1, 1 << 20));
+  app.add_option("-d,--depth", depth,
+                 "tokens of context before the timed prefill and decode (not timed)")
+      ->check(CLI::Range(0, 1 << 22));
   app.add_option("--models-dir", models_dir, "where the generated models are kept");
   app.add_option("--threads", threads_opt, "[backend] threads (default: the plugin's)")
       ->check(CLI::Range(1, 1024));
-  app.add_option("--repeat", repeat, "runs per dtype")->check(CLI::Range(1, 1000));
+  app.add_option("-r,--repeat", repeat, "runs per dtype")->check(CLI::Range(1, 1000));
   app.add_option("--kv-dtype", kv_name, "KV cache dtype")->check(CLI::IsMember({"f32", "f16"}));
   app.add_flag("--crossover", want_crossover, "time cpu_onednn's GEMV against its GEMM per M");
   bool pure = false;
   app.add_flag("--pure", pure,
                "every matrix in the dtype's base type (llama-quantize's --pure; mxfp4 then "
                "covers a dense model, whose matrices MXFP4_MOE leaves Q8_0)");
+  std::vector<std::string> model_files;
+  app.add_option("--model", model_files,
+                 "a GGUF file to measure instead of the preset (repeatable, a row each; "
+                 "--dtypes, --preset and --pure then do not apply)")
+      ->check(CLI::ExistingFile);
   app.add_option("--param", param_opts,
                  "[backend] param KEY=VALUE (repeatable); KEY=V1,V2,...: one row per value, "
                  "their runs interleaved");
@@ -256,7 +283,13 @@ int cmd_bench_backend(int argc, char** argv) {
   std::vector<std::string> dtypes;
   std::stringstream ss(dtype_list);
   const auto shape = model::preset_shape(preset);
-  for (std::string d; std::getline(ss, d, ',');) {
+  std::vector<Row> rows;
+  for (const std::string& f : model_files) {  // read before any work: a bad file fails here
+    const auto file = gguf::File::open(f);
+    rows.push_back(
+        {std::filesystem::path(f).stem().string(), f, "", model::read_model_desc(*file)});
+  }
+  for (std::string d; model_files.empty() && std::getline(ss, d, ',');) {
     // any name mkmodel --dtype knows; refused before any work
     const dtype::FileType& ft = model::detail::file_type(d);
     // MXFP4_MOE types only expert matrices MXFP4: a dense row would measure Q8_0 under its name.
@@ -264,6 +297,8 @@ int cmd_bench_backend(int argc, char** argv) {
       throw UsageError("--dtypes " + d + ": MXFP4_MOE puts MXFP4 on expert matrices only, and " +
                        preset + " has none (add --pure for MXFP4 on every matrix)");
     dtypes.push_back(d);
+    rows.push_back({d, models_dir + "/" + preset + "-" + d + (pure ? "-pure" : "") + ".gguf", d,
+                    model::describe_shape(shape)});
   }
   Params params;
   if (threads_opt > 0) params.emplace_back("threads", std::to_string(threads_opt));
@@ -278,24 +313,28 @@ int cmd_bench_backend(int argc, char** argv) {
       "threads): %.2f GB/s\n",
       bw / 1e9, 2 * bw / 1e9, threads, rbw / 1e9);
   double device_bw = 0;  // set for a GPU backend, whose fractions are of its own bandwidth
-  double prompt_flops = 0;
-  for (uint32_t pos = 0; pos < prompt_len; ++pos)
-    prompt_flops += bench::flops_per_token(shape, pos, pos + 1 == prompt_len);
-  for (size_t i = 0; i < dtypes.size(); ++i) {
-    const std::string& dt = dtypes[i];
+  int label_width = 6;
+  for (const Row& r : rows) label_width = std::max(label_width, (int)r.label.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    double prompt_flops = 0;
+    for (uint32_t pos = 0; pos < prompt_len; ++pos)
+      prompt_flops += bench::flops_per_token(row.desc, depth + pos, pos + 1 == prompt_len);
     std::vector<std::unique_ptr<engine::Variant>> vs;  // one per param set
     for (const ParamSet& set : sets) {
       Config cfg;
-      cfg.model.path = models_dir + "/" + preset + "-" + dt + (pure ? "-pure" : "") + ".gguf";
-      cfg.model.pure = pure;
-      cfg.model.generate = preset;
-      cfg.models_dir = models_dir;
-      cfg.model.dtype = dt;
+      cfg.model.path = row.path;
+      if (!row.dtype.empty()) {  // a preset, written once under models_dir
+        cfg.model.pure = pure;
+        cfg.model.generate = preset;
+        cfg.models_dir = models_dir;
+        cfg.model.dtype = row.dtype;
+      }
       cfg.backend.plugin = backend;
       cfg.backend.params = set.params;
       cfg.scheduler.plugin = "fixed_window";
       cfg.engine.max_seqs = 1;
-      cfg.engine.max_context = prompt_len + decode_tokens + 16;
+      cfg.engine.max_context = depth + prompt_len + decode_tokens + 16;
       cfg.engine.kv_dtype = kv_dtype;
       vs.push_back(engine::Variant::build(cfg));
     }
@@ -315,8 +354,9 @@ int cmd_bench_backend(int argc, char** argv) {
           "the steps)%s\n",
           backend.c_str(), gemm.measure(5) / 1e9, kv_name.c_str(), repeat,
           pure ? "; --pure: every matrix in the row's base type" : "");
-      std::printf("%-6s %8s %9s %8s %24s %22s %18s %10s %18s\n", "dtype", "params", "MB/token",
-                  "KV MB", "prefill tok/s", "decode tok/s", device_bw ? "frac device" : "frac read",
+      std::printf("%-*s %8s %9s %8s %24s %22s %18s %10s %18s\n", label_width,
+                  model_files.empty() ? "dtype" : "model", "params", "MB/token", "KV MB",
+                  "prefill tok/s", "decode tok/s", device_bw ? "frac device" : "frac read",
                   "pf GFLOP/s", "frac GEMM");
     }
     for (auto& v : vs) measure(*v, prompt_len, 2);  // warm-up: primitives, pages, caches
@@ -324,8 +364,8 @@ int cmd_bench_backend(int argc, char** argv) {
         frac_gemm(vs.size());
     // What a decode step reads: a token's weights, then the K and V rows of every position it
     // attends to and the recurrent state, read and written (bench-hybrid counts the same).
-    const double kv = bench::kv_bytes_per_decode_step(shape, model::kv_elem_bytes(kv_dtype),
-                                                      prompt_len, decode_tokens);
+    const double kv = bench::kv_bytes_per_decode_step(row.desc, model::kv_elem_bytes(kv_dtype),
+                                                      depth + prompt_len, decode_tokens);
     auto step_bytes = [&](const engine::Variant& v) {
       const auto& info = v.model->info();
       return double(info.bytes_per_token) + kv + 2.0 * double(info.state_bytes_per_seq);
@@ -335,7 +375,7 @@ int cmd_bench_backend(int argc, char** argv) {
         // the references on both sides of the run, the larger of each: a dip in one probe
         // would otherwise flatter the run
         const double read0 = device_bw ? device_bw : reads.measure(4), peak0 = gemm.measure(2);
-        const Figures f = measure(*vs[s], prompt_len, decode_tokens);
+        const Figures f = measure(*vs[s], prompt_len, decode_tokens, depth);
         const double read = std::max(read0, device_bw ? device_bw : reads.measure(4)),
                      peak = std::max(peak0, gemm.measure(2));
         pre[s].push_back(f.prefill_tps);
@@ -352,14 +392,14 @@ int cmd_bench_backend(int argc, char** argv) {
       std::snprintf(dec_s, sizeof dec_s, "%.2f / %.2f / %.2f", d.min, d.median, d.max);
       std::snprintf(fr_s, sizeof fr_s, "%.2f / %.2f / %.2f", fr.min, fr.median, fr.max);
       std::snprintf(fg_s, sizeof fg_s, "%.2f / %.2f / %.2f", fg.min, fg.median, fg.max);
-      std::printf("%-6s %7.1fM %9.1f %8.1f %24s %22s %18s %10.1f %18s%s%s\n", dt.c_str(),
-                  vs[s]->model->info().n_params / 1e6, bytes / 1e6,
+      std::printf("%-*s %7.1fM %9.1f %8.1f %24s %22s %18s %10.1f %18s%s%s\n", label_width,
+                  row.label.c_str(), vs[s]->model->info().n_params / 1e6, bytes / 1e6,
                   (step_bytes(*vs[s]) - bytes) / 1e6, pre_s, dec_s, fr_s,
                   prompt_flops * p.median / prompt_len / 1e9, fg_s,
                   sets[s].label.empty() ? "" : " ", sets[s].label.c_str());
     }
   }
-  if (want_crossover) crossover(backend, params, dtypes);
+  if (want_crossover && !dtypes.empty()) crossover(backend, params, dtypes);
   return 0;
 }
 

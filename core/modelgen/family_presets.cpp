@@ -206,6 +206,16 @@ bool real_preset(const std::string& name, ModelShape& s) {
     s.arch = "llama";
     s.n_vocab = 128256, s.n_ctx = 131072, s.n_embd = 2048, s.n_layer = 16, s.n_ff = 8192;
     s.n_head = 32, s.n_head_kv = 8, s.rope_freq_base = 5e5f, s.tied_output = true;
+  } else if (name == "llama-3.2-3b-shape") {
+    // Llama 3.2 3B: 28 layers of 3072, head size 128, tied output.
+    s.arch = "llama";
+    s.n_vocab = 128256, s.n_ctx = 131072, s.n_embd = 3072, s.n_layer = 28, s.n_ff = 8192;
+    s.n_head = 24, s.n_head_kv = 8, s.rope_freq_base = 5e5f, s.tied_output = true;
+  } else if (name == "llama-3.1-8b-shape") {
+    // Llama 3.1 8B: 32 layers of 4096, its own output matrix.
+    s.arch = "llama";
+    s.n_vocab = 128256, s.n_ctx = 131072, s.n_embd = 4096, s.n_layer = 32, s.n_ff = 14336;
+    s.n_head = 32, s.n_head_kv = 8, s.rope_freq_base = 5e5f;
   } else if (name == "qwen3-8b-shape") {
     s.arch = "qwen3";
     s.n_vocab = 151936, s.n_ctx = 40960, s.n_embd = 4096, s.n_layer = 36, s.n_ff = 12288;
@@ -302,6 +312,8 @@ std::vector<std::string> family_preset_names() {
           "qwen35moe-20m",
           "nemotron-h-20m",
           "llama-3.2-1b-shape",
+          "llama-3.2-3b-shape",
+          "llama-3.1-8b-shape",
           "qwen3-8b-shape",
           "qwen3-30b-a3b-shape",
           "qwen35moe-35b-a3b-shape",
