@@ -37,6 +37,11 @@ add_test(NAME cli_bench_backend_model COMMAND ${SY_CLI} bench-backend
   --model ${CMAKE_BINARY_DIR}/cli-models/mk-q8.gguf --repeat 1 --prompt-len 8 --decode-tokens 2)
 set_tests_properties(cli_bench_backend_model PROPERTIES FIXTURES_REQUIRED cli_model
   PASS_REGULAR_EXPRESSION "model +params +MB/token.*\nmk-q8 +0.1M ")
+# A model with recurrent layers keeps its state in the sequence's slot.
+add_test(NAME cli_bench_backend_hybrid COMMAND ${SY_CLI} bench-backend --preset hybrid-tiny
+  --dtypes f32 -p 8 -n 2 -r 1 --models-dir ${CMAKE_BINARY_DIR}/cli-models)
+set_tests_properties(cli_bench_backend_hybrid PROPERTIES
+  PASS_REGULAR_EXPRESSION "dtype +params +MB/token.*\nf32 +[0-9.]+M ")
 add_test(NAME cli_bench_backend_mxfp4_dense COMMAND ${SY_CLI} bench-backend --dtypes q8_0,mxfp4)
 set_tests_properties(cli_bench_backend_mxfp4_dense PROPERTIES PASS_REGULAR_EXPRESSION
   "--dtypes mxfp4: MXFP4_MOE puts MXFP4 on expert matrices only, and dense-100m has none \\(add --pure")

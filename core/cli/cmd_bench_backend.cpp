@@ -147,11 +147,18 @@ Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens,
     throw std::runtime_error("KV cache too small for the benchmark");
   std::vector<int32_t> prompt(depth + prompt_len);
   for (uint32_t i = 0; i < depth + prompt_len; ++i) prompt[i] = 3 + (i * 7) % 256;
+  // A model with recurrent layers keeps the sequence's state in slot 0 (the engine's one slot).
+  const int32_t slot = m.info().state_bytes_per_seq > 0 ? 0 : -1;
+  auto input = [&](const int32_t* tokens, uint32_t n, uint32_t pos0, bool logits) {
+    model::SeqInput in{tokens, n, pos0, &blocks, logits};
+    in.state_slot = slot;
+    return in;
+  };
   for (uint32_t p = 0; p < depth; p += 512) {  // in chunks, as a server's prefill would run
     const uint32_t n = std::min(512u, depth - p);
-    m.forward({model::SeqInput{prompt.data() + p, n, p, &blocks, false}}, *v.cache);
+    m.forward({input(prompt.data() + p, n, p, false)}, *v.cache);
   }
-  model::SeqInput in{prompt.data() + depth, prompt_len, depth, &blocks, true};
+  const model::SeqInput in = input(prompt.data() + depth, prompt_len, depth, true);
   const uint32_t first = depth + prompt_len;  // the decode's first position
   Figures f;
   int64_t t0 = now_ns();
@@ -161,8 +168,7 @@ Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens,
       static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   t0 = now_ns();
   for (uint32_t i = 0; i < decode_tokens; ++i) {
-    model::SeqInput d{&tok, 1, first + i, &blocks, true};
-    logits = m.forward({d}, *v.cache);
+    logits = m.forward({input(&tok, 1, first + i, true)}, *v.cache);
     tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
   f.decode_tps = decode_tokens / ((now_ns() - t0) / 1e9);
