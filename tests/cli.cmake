@@ -37,6 +37,11 @@ add_test(NAME cli_bench_backend_model COMMAND ${SY_CLI} bench-backend
   --model ${CMAKE_BINARY_DIR}/cli-models/mk-q8.gguf --repeat 1 --prompt-len 8 --decode-tokens 2)
 set_tests_properties(cli_bench_backend_model PROPERTIES FIXTURES_REQUIRED cli_model
   PASS_REGULAR_EXPRESSION "model +params +MB/token.*\nmk-q8 +0.1M ")
+# A --model that is not a GGUF file is refused, naming it, before any work.
+add_test(NAME cli_bench_backend_model_not_gguf COMMAND ${SY_CLI} bench-backend
+  --model ${SY_FIX}/cli_tiny.toml)
+set_tests_properties(cli_bench_backend_model_not_gguf PROPERTIES PASS_REGULAR_EXPRESSION
+  "error: .*cli_tiny.toml: bad_magic: not a GGUF file \\(it does not start with 'GGUF'\\)")
 # A model with recurrent layers keeps its state in the sequence's slot.
 add_test(NAME cli_bench_backend_hybrid COMMAND ${SY_CLI} bench-backend --preset hybrid-tiny
   --dtypes f32 -p 8 -n 2 -r 1 --models-dir ${CMAKE_BINARY_DIR}/cli-models)

@@ -662,6 +662,9 @@ TEST(Gemma4, FromGguf) {
   nm.merges.clear();
   put_vocab(no_merges, nm);
   EXPECT_EQ(error_of(no_merges), "tokenizer.ggml.merges is missing (required for model 'gemma4')");
+  no_merges.set("tokenizer.ggml.merges", Value::of_str_array({}));
+  EXPECT_EQ(error_of(no_merges), "tokenizer.ggml.merges is empty (required for model 'gemma4')");
+  EXPECT_EQ(create_error(nm), "vocab: gemma4 needs merges");
   v.pre = "";
   EXPECT_EQ(create_error(v), "vocab: model 'gemma4' takes the 'gemma4' pre-tokenizer, not ''");
 }
