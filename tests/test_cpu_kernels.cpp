@@ -238,7 +238,9 @@ MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface&
     Handle h(b ? ref : onednn, b ? std::vector<sy_param>{} : params);
     EXPECT_EQ(h.status(), SY_OK);
     sy_tensor tx = h.make(x, {k, m}), tw = h.make(wq, {k, n}, dtype), ty = h.zeros({n, m});
-    if (pack && b == 0) tw = h.pack(tw, packed);
+    bool made = false;
+    if (pack && b == 0) tw = h.pack(tw, &made);
+    if (packed && pack && b == 0) *packed = made;
     EXPECT_EQ(h.api().matmul(h.get(), &tx, &tw, &ty), SY_OK) << h.error();
     (b ? r.ref : r.got) = h.read(ty);
   }
@@ -453,6 +455,36 @@ TEST_F(CpuKernels, PrefillSizedMatmulsEveryDtype) {
       SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + " M=" + std::to_string(m));
       EXPECT_TRUE(
           within(matmul_both(*onednn_, *ref_, {}, dtype, m, k, 45, seed++, Expect::q8_or_exact)));
+    }
+}
+
+// Prefill shapes, M from 9 to 600 (the integer kernels' passes of 4 or 8 rows and a rest), N
+// odd, K an odd number of blocks: every dtype, plain and, where the path packs it, packed. With
+// the default dispatch (per weight: the integer kernels up to the measured crossover, at every M
+// for packed weights, then the dequantised GEMM) against cpu_ref within the 8-bit bound, and
+// with the integer kernels forced against the same 8-bit activations, exact products; a packed
+// weight's default result is the forced kernels' own, bit for bit.
+TEST_F(CpuKernels, PrefillShapesEveryDtypePlainAndPacked) {
+  uint64_t seed = 3000;
+  const std::pair<int64_t, int64_t> shapes[] = {{9, 77}, {33, 45}, {100, 35}, {257, 19}, {600, 33}};
+  const std::vector<sy_param> forced = {{"gemv_max_m", "1048576"}};
+  for (uint32_t dtype : kDtypes)
+    for (bool pack : {false, true}) {
+      if (pack && is_float(dtype)) continue;
+      const int64_t block = sy::dtype::block_elems(dtype);
+      for (auto [m, n] : shapes) {
+        const int64_t k = is_float(dtype) ? 333 : (m == 600 ? 5 : 3) * block;
+        SCOPED_TRACE(std::string(sy::dtype::name(dtype)) + (pack ? " packed" : " plain") + " M=" +
+                     std::to_string(m) + " K=" + std::to_string(k) + " N=" + std::to_string(n));
+        bool packed = false;  // where this path has no packed layout: the plain rows again
+        const MatmulResult dflt =
+            matmul_both(*onednn_, *ref_, {}, dtype, m, k, n, seed, Expect::q8_or_exact, pack);
+        const MatmulResult kernels =
+            matmul_both(*onednn_, *ref_, forced, dtype, m, k, n, seed++, Expect::q8, pack, &packed);
+        EXPECT_TRUE(within(dflt)) << "default dispatch";
+        EXPECT_TRUE(within(kernels)) << "integer kernels forced";
+        if (packed) EXPECT_EQ(dflt.got, kernels.got);
+      }
     }
 }
 

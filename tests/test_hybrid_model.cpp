@@ -106,10 +106,12 @@ INSTANTIATE_TEST_SUITE_P(Backends, HybridAgainstNaive,
                            return s;
                          });
 
-// cpu_onednn's GEMV quantizes the activations of Q8_0 matmuls to 8-bit blocks by default, as
-// llama.cpp's CPU backend does: its logits on llama.cpp's own tiny-llama-Q8_0.gguf differ from
-// the exact ones by NMSE 6.1e-5 (test_reference_logits), so 1e-4 there; with act_bits=16
-// (nearly exact int16 activations) the exact bound of 1e-7 still holds.
+// cpu_onednn's integer kernels quantize the activations of Q8_0 matmuls to 8-bit blocks by
+// default, decode and prefill alike, as llama.cpp's CPU backend does: its logits on llama.cpp's
+// own tiny-llama-Q8_0.gguf differ from the exact ones by NMSE 6.1e-5 (test_reference_logits);
+// here, through the recurrent layers too, up to 1.2e-4, so 3e-4 (a wrong scale, offset or sign
+// gives NMSE near 1); with act_bits=16 (nearly exact int16 activations) the exact bound of 1e-7
+// still holds.
 TEST(HybridAgainstNaiveQ8, JambaAndMixtralWithQ8Weights) {
   struct Run {
     const char* backend;
@@ -117,7 +119,7 @@ TEST(HybridAgainstNaiveQ8, JambaAndMixtralWithQ8Weights) {
     double bound;
   };
   const Run runs[] = {
-      {"cpu_ref", {}, 1e-7}, {"cpu_onednn", {{"act_bits", "16"}}, 1e-7}, {"cpu_onednn", {}, 1e-4}};
+      {"cpu_ref", {}, 1e-7}, {"cpu_onednn", {{"act_bits", "16"}}, 1e-7}, {"cpu_onednn", {}, 3e-4}};
   for (const char* preset : {"hybrid-tiny", "moe-tiny"})
     for (const Run& r : runs) {
       Loaded m(model_file(preset, "q8_0"), r.backend, 4, 64, r.params);

@@ -34,7 +34,7 @@ class LlamaAgainstNaive
 // the reference, so only activation rounding differs: NMSE < 1e-7.
 TEST_P(LlamaAgainstNaive, LogitsMatchTheReferenceAtEveryPosition) {
   const auto& [backend, dtype, tied] = GetParam();
-  Loaded m(model_file(dtype, tied), backend);
+  Loaded m(model_file(dtype, tied), backend, 64, SY_DTYPE_F32, sy::test::exact_params(backend));
   sy::test::NaiveLlama ref(*m.file);
   const auto toks = sample_tokens(21, ref.n_vocab());
   const auto got = m.prefill(toks);
@@ -58,10 +58,12 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<2>(info.param) ? "_tied" : "");
     });
 
-// The figure the issue asks for: cpu_onednn vs cpu_ref logits on the same file.
+// The figure the issue asks for: cpu_onednn vs cpu_ref logits on the same file, the GEMM's
+// exact activations (the default 8-bit ones: test_reference_logits).
 TEST(LlamaBackends, OnednnAgreesWithRefWithinTolerance) {
   for (const char* dtype : {"f32", "q8_0", "f16", "bf16"}) {
-    Loaded a(model_file(dtype), "cpu_ref"), b(model_file(dtype), "cpu_onednn");
+    Loaded a(model_file(dtype), "cpu_ref"),
+        b(model_file(dtype), "cpu_onednn", 64, SY_DTYPE_F32, sy::test::exact_params("cpu_onednn"));
     const auto toks = sample_tokens(40, int(a.model->info().n_vocab), 3);
     const auto ra = a.prefill(toks), rb = b.prefill(toks);
     double max_abs = 0;

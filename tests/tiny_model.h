@@ -67,6 +67,14 @@ inline const fs::path& preset_model_file(const std::string& preset, uint64_t see
   return generated_model_file(preset, "f32", seed, "preset");
 }
 
+// A backend's params for exact prefill logits: cpu_onednn with every matmul on its GEMM over
+// dequantised panels (F32 activations, as cpu_ref's); its default integer kernels quantize the
+// activations to 8-bit blocks as llama.cpp's do (test_reference_logits bounds that error).
+inline sy::Params exact_params(const std::string& backend) {
+  if (backend == "cpu_onednn") return {{"gemv_max_m", "0"}};
+  return {};
+}
+
 struct Loaded {
   std::unique_ptr<sy::gguf::File> file;
   std::unique_ptr<sy::Backend> backend;

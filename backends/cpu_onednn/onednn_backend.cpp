@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "kernels/packed_layouts.h"
 #include "switchyard/common/dtype.h"
@@ -10,12 +11,39 @@
 namespace sy::cpu_onednn {
 namespace {
 
-// Largest M the GEMV kernels take per weight dtype; above it the oneDNN GEMM is faster
-// (measured with `switchyard bench-backend --crossover`, see the backend's README section; the
-// block types' integer GEMV on int16 activations, Q8_0 included, meets the dequantised-panel
-// GEMM between M = 8 and 16).
-int64_t default_gemv_max_m(uint32_t dtype) {
-  return dtype == SY_DTYPE_F32 ? 4 : 8;  // F16, BF16 and the block types: 8
+// Largest M the GEMV kernels take for a weight; above it the oneDNN GEMM on dequantised panels is
+// faster. Measured with `switchyard bench-backend --crossover` (one thread on Zen 5, K x N =
+// 768 x 2816 and 2816 x 768; see the backend's README section):
+// - packed weights (8-bit activations, every row of a group per vector) stay ahead at every M,
+//   so their kernels are prefill's GEMM too: 1.9x to 2.5x the GEMM at M = 512 with VNNI, Q4_0
+//   1.2x on the AVX2 path against oneDNN's AVX2 GEMM;
+// - plain weights on the AVX-512 VNNI path: Q8_0, Q4_0, Q4_K, IQ4_NL and MXFP4 stay ahead too
+//   (1.5x to 2.7x at M = 256), the other super-block types meet the GEMM between M = 48 and 128,
+//   the offset 32-value types, F16 and BF16 near 8;
+// - elsewhere, and with the compute-bound int16 activations (act_bits = 16), near 8 (F32: 4).
+int64_t default_gemv_max_m(const plugin::Tensor& w, CpuPath path, bool act8) {
+  if (w.packed) return std::numeric_limits<int64_t>::max();
+  if (w.dtype == SY_DTYPE_F32) return 4;
+  if (path != CpuPath::avx512_vnni || !act8) return 8;
+  switch (w.dtype) {
+    case SY_DTYPE_Q8_0:
+    case SY_DTYPE_Q4_0:
+    case SY_DTYPE_Q4_K:
+    case SY_DTYPE_IQ4_NL:
+    case SY_DTYPE_MXFP4:
+      return std::numeric_limits<int64_t>::max();
+    case SY_DTYPE_Q2_K:
+      return 128;
+    case SY_DTYPE_Q6_K:
+      return 96;
+    case SY_DTYPE_Q3_K:
+      return 64;
+    case SY_DTYPE_Q5_K:
+    case SY_DTYPE_IQ4_XS:
+      return 48;
+    default:  // F16, BF16, Q4_1, Q5_0, Q5_1
+      return 8;
+  }
 }
 
 // A GEMV task streams at least this many weight bytes: below it, claiming costs more than the
@@ -42,15 +70,16 @@ OnednnBackend::OnednnBackend(const BackendOptions& opt)
       gemm_(opt.threads),
       panels_(opt.threads) {}
 
-int64_t OnednnBackend::gemv_max_m(uint32_t dtype) const {
-  return gemv_max_m_ >= 0 ? gemv_max_m_ : default_gemv_max_m(dtype);
+int64_t OnednnBackend::gemv_max_m(const Tensor& w) const {
+  return gemv_max_m_ >= 0 ? gemv_max_m_ : default_gemv_max_m(w, kernels_.path, act_bits_ == 8);
 }
 
-// Small M (decode): the path's GEMV kernel, weights streamed once in their own dtype, queued
-// until something reads the output (flush). Larger M (prefill): the oneDNN GEMM, at once.
+// Small M (decode), and any M of the dtypes whose integer kernels win: the path's GEMV kernel,
+// weights streamed once in their own dtype, queued until something reads the output (flush).
+// Larger M of the others: the oneDNN GEMM, at once.
 void OnednnBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   const int64_t k = w.ne[0], m = x.rows();
-  if (m <= gemv_max_m(w.dtype) && k > 0)
+  if (m <= gemv_max_m(w) && k > 0)
     if (const kernels::GemvEntry* g = kernels_.find_gemv(w.dtype)) return queue_gemv(*g, x, w, y);
   flush();
   if (k == 0) {  // an empty sum; oneDNN rejects zero-sized reductions

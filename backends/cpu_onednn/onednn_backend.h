@@ -48,7 +48,7 @@ class OnednnBackend final : public plugin::Backend {
   }
   // Rotates every head of every token of x by its token's cos/sin table ({2 * half} each).
   void rotate(const Tensor& x, const float* cs, int64_t half, bool neox);
-  int64_t gemv_max_m(uint32_t dtype) const;
+  int64_t gemv_max_m(const Tensor& w) const;
   void queue_gemv(const kernels::GemvEntry& g, const Tensor& x, const Tensor& w, const Tensor& y);
   // oneDNN GEMM over column slices of W, one slice per pool task (F16/BF16/Q8_0: each task
   // dequantises its slice into its thread's panel first).

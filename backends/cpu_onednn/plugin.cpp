@@ -57,8 +57,9 @@ std::unique_ptr<sy::plugin::Backend> make(const sy::plugin::Params& params) {
   // cpuset): replicas pinned to disjoint cores must not each start a thread per machine core.
   opt.threads = sy::plugin::positive_int_param(params, "threads",
                                                sy::cpu_onednn::physical_core_count(), 1024);
-  // The largest M the GEMV kernels take (0: every matmul on the GEMM), to measure the crossover.
-  opt.gemv_max_m = sy::plugin::int_param(params, "gemv_max_m", -1, 0, 1 << 20);
+  // The largest M the GEMV kernels take (0: every matmul on the GEMM; -1, the default: the
+  // measured crossover of each weight), to measure the crossover.
+  opt.gemv_max_m = sy::plugin::int_param(params, "gemv_max_m", -1, -1, 1 << 20);
   // The block types' GEMV activations: 8-bit blocks as llama.cpp's (the default), or the
   // near-exact int16 ones (kernels/kernels.h), kept to compare speed and accuracy.
   opt.act_bits = sy::plugin::int_param(params, "act_bits", 8, 8, 16);

@@ -93,6 +93,13 @@ struct MatmulCase {
     tx = make_tensor(*x, SY_DTYPE_F32, {k, m});
     tw = make_tensor(*w, dtype, {k, n});
     ty = make_tensor(*y, SY_DTYPE_F32, {n, m});
+    // W in the backend's own layout, as a model's load gives it (weight_pack, ABI 1.4)
+    sy_buffer_t out = nullptr;
+    if (b.api().weight_pack) b.check(b.api().weight_pack(b.handle(), &tw, &out), "weight_pack");
+    if (out) {
+      w = std::make_unique<Buffer>(&b, out, wq.size());
+      tw = make_tensor(*w, dtype, {k, n});
+    }
   }
   // Best seconds per call over `reps` timed passes of `calls` calls.
   double seconds(Backend& b, int reps, int calls) {
@@ -176,7 +183,9 @@ Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens,
   return f;
 }
 
-// cpu_onednn's GEMV and GEMM side by side for each M, on the ~100M model's FFN shapes.
+// cpu_onednn's GEMV and GEMM side by side for each M, on the ~100M model's FFN shapes, the
+// weights packed where the backend packs them (a packed weight's integer kernels are its
+// prefill GEMM too, so M goes up to prefill sizes).
 void crossover(const std::string& backend, const Params& base,
                const std::vector<std::string>& dts) {
   PluginHost host(PluginHost::default_dirs());
@@ -191,7 +200,7 @@ void crossover(const std::string& backend, const Params& base,
       "dtype", "M", "GEMV us", "GEMM us", "GEMM/GEMV");
   for (const std::string& dt : dts) {
     const uint32_t id = model::detail::file_type(dt).base;
-    for (int64_t m : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}) {
+    for (int64_t m : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512}) {
       double t[2] = {0, 0};
       for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 2816}, {2816, 768}}) {
         MatmulCase cv(bv, id, m, k, n), cm(bm, id, m, k, n);
