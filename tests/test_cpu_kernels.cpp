@@ -308,13 +308,13 @@ TEST_F(CpuKernels, GemvEveryDtypeMOneToNineOddKAndN) {
 }
 
 // weight_pack (ABI 1.4): every vector path packs Q4_0 and MXFP4 matrices of 16 rows or more (the
-// 256-bit paths take a group in two halves), the AVX-512 paths also Q4_K and AVX-512 VNNI Q8_0
-// and IQ4_NL (groups of 16, the rows past the last group plain); the scalar path keeps every weight
-// plain. A packed W gives the plain kernels' results: with the GEMV forced (M = 1..9, so passes of
-// 4 or 8 rows and a rest, checked against the same 8-bit activations with exact products), the GEMM
-// forced (its panels dequantise the groups to the plain rows' values, bit for bit) and the default
-// crossover, for N with and without plain rows after the groups. Packing stays off with
-// repack=0 and act_bits=16.
+// 256-bit paths take a group in two halves), the AVX-512 paths also Q4_K and Q6_K, AVX-512 VNNI
+// Q8_0 and IQ4_NL (groups of 16, the rows past the last group plain); the scalar path keeps every
+// weight plain. A packed W gives the plain kernels' results: with the GEMV forced (M = 1..9, so
+// passes of 4 or 8 rows and a rest, checked against the same 8-bit activations with exact
+// products), the GEMM forced (its panels dequantise the groups to the plain rows' values, bit for
+// bit) and the default crossover, for N with and without plain rows after the groups. Packing stays
+// off with repack=0 and act_bits=16.
 TEST_F(CpuKernels, PackedWeightsMatchTheReferenceEveryM) {
   const std::string path = expected_path();
   const bool vector = path != "scalar", avx512 = path.rfind("avx512", 0) == 0;
@@ -323,12 +323,11 @@ TEST_F(CpuKernels, PackedWeightsMatchTheReferenceEveryM) {
     Expect expect;
   };
   uint64_t seed = 500;
-  for (uint32_t dtype :
-       {SY_DTYPE_Q4_K, SY_DTYPE_Q4_0, SY_DTYPE_Q8_0, SY_DTYPE_IQ4_NL, SY_DTYPE_MXFP4}) {
+  for (uint32_t dtype : {SY_DTYPE_Q4_K, SY_DTYPE_Q6_K, SY_DTYPE_Q4_0, SY_DTYPE_Q8_0,
+                         SY_DTYPE_IQ4_NL, SY_DTYPE_MXFP4}) {
     const bool vnni_only = dtype == SY_DTYPE_Q8_0 || dtype == SY_DTYPE_IQ4_NL;
-    const bool has_kernel = vnni_only                ? path == "avx512_vnni"
-                            : dtype == SY_DTYPE_Q4_K ? avx512
-                                                     : vector;
+    const bool super_block = dtype == SY_DTYPE_Q4_K || dtype == SY_DTYPE_Q6_K;
+    const bool has_kernel = vnni_only ? path == "avx512_vnni" : super_block ? avx512 : vector;
     const int64_t block = sy::dtype::block_elems(dtype);
     for (const Mode& mode :
          {Mode{"64", Expect::q8}, Mode{"0", Expect::exact}, Mode{nullptr, Expect::q8_or_exact}}) {
@@ -363,7 +362,7 @@ TEST_F(CpuKernels, PackedWeightsMatchTheReferenceEveryM) {
       EXPECT_FALSE(packed);
     }
   }
-  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_Q6_K, SY_DTYPE_Q5_0}) {  // no packed layout
+  for (uint32_t dtype : {SY_DTYPE_F32, SY_DTYPE_Q5_K, SY_DTYPE_Q5_0}) {  // no packed layout
     bool packed = true;
     matmul_both(*onednn_, *ref_, {}, dtype, 1, 256, 32, seed++, Expect::q8_or_exact, true, &packed);
     EXPECT_FALSE(packed) << sy::dtype::name(dtype);
@@ -483,7 +482,9 @@ TEST_F(CpuKernels, PrefillShapesEveryDtypePlainAndPacked) {
             matmul_both(*onednn_, *ref_, forced, dtype, m, k, n, seed++, Expect::q8, pack, &packed);
         EXPECT_TRUE(within(dflt)) << "default dispatch";
         EXPECT_TRUE(within(kernels)) << "integer kernels forced";
-        if (packed) EXPECT_EQ(dflt.got, kernels.got);
+        if (packed) {
+          EXPECT_EQ(dflt.got, kernels.got);
+        }
       }
     }
 }

@@ -26,8 +26,9 @@ class OnednnBackend final : public plugin::Backend {
   SY_BACKEND_OP_OVERRIDES_1_5;
   SY_BACKEND_OP_OVERRIDES_1_6;
   void flush() override;  // runs the queued GEMVs
-  // Q4_K, Q8_0 and Q4_0 matrices of at least one whole group, on a path with their packed kernel
-  // (8-bit activations): kernels/packed_layouts.h; everything else stays plain.
+  // Matrices of a dtype with a packed layout (Q4_K, Q6_K, Q8_0, Q4_0, IQ4_NL, MXFP4) and at least
+  // one whole group, on a path with their packed kernel (8-bit activations):
+  // kernels/packed_layouts.h; everything else stays plain.
   uint64_t packed_size(const Tensor& w) override;
   void pack_weight(const Tensor& w, void* dst) override;
 

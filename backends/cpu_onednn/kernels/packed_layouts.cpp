@@ -12,6 +12,7 @@ using dtype::BlockIq4Nl;
 using dtype::BlockMxfp4;
 using dtype::BlockQ4_0;
 using dtype::BlockQ4K;
+using dtype::BlockQ6K;
 using dtype::BlockQ8_0;
 using dtype::unpack_scale_min_k4;
 
@@ -51,6 +52,32 @@ void pack_q4k_block(const BlockQ4K& b, int r, uint8_t* out) {
   }
 }
 
+// Code `idx` (0..255) of a plain Q6_K block, 0..63 (ggml's dequantize_row_q6_K: per half h of
+// 128 values, value l + 32 p takes ql[64 h + l + 32 (p & 1)]'s nibble p / 2 and bits 2p..2p+1
+// of qh[32 h + l]).
+int q6k_code(const BlockQ6K& b, int idx) {
+  const int h = idx / 128, p = idx % 128 / 32, l = idx % 32;
+  const int low = b.ql[64 * h + l + 32 * (p & 1)] >> (4 * (p / 2)) & 15;
+  return low | (b.qh[32 * h + l] >> (2 * p) & 3) << 4;
+}
+void set_q6k_code(BlockQ6K& b, int idx, int code) {
+  const int h = idx / 128, p = idx % 128 / 32, l = idx % 32;
+  b.ql[64 * h + l + 32 * (p & 1)] |= (uint8_t)((code & 15) << (4 * (p / 2)));
+  b.qh[32 * h + l] |= (uint8_t)((code >> 4) << (2 * p));
+}
+
+void pack_q6k_block(const BlockQ6K& b, int r, uint8_t* out) {
+  std::memcpy(out + kPackQ6D + 2 * r, &b.d, 2);
+  for (int s = 0; s < 16; ++s) out[kPackQ6Scales + 16 * s + r] = (uint8_t)b.scales[s];
+  for (int v = 0; v < 32; ++v)
+    for (int i = 0; i < 4; ++i) {
+      const int lo = q6k_code(b, 4 * v + i), hi = q6k_code(b, 128 + 4 * v + i);
+      out[kPackQ6Low + 64 * v + 4 * r + i] = (uint8_t)((lo & 15) | (hi & 15) << 4);
+      out[kPackQ6High + 64 * (v % 16) + 4 * r + i] |=
+          (uint8_t)(((lo >> 4) | (hi >> 4) << 2) << (4 * (v / 16)));
+    }
+}
+
 // A 32-value block: d, then its qs in 4-byte words, each XORed with `flip` (Q8_0: the +128).
 template <class Block>
 void pack_block32(const Block& b, int r, uint8_t* out, uint32_t flip) {
@@ -87,19 +114,36 @@ static_assert(sizeof(BlockQ8_0) * kPackRows == kPack32BlockBytesQ8_0 &&
               sizeof(BlockQ4_0) * kPackRows == kPack32BlockBytesQ4_0 &&
               sizeof(BlockIq4Nl) * kPackRows == kPack32BlockBytesIq4Nl &&
               sizeof(BlockMxfp4) * kPackRows == kPack32BlockBytesMxfp4 &&
-              sizeof(BlockQ4K) * kPackRows == kPackBlockBytes);
+              sizeof(BlockQ4K) * kPackRows == kPackBlockBytes &&
+              sizeof(BlockQ6K) * kPackRows == kPackQ6BlockBytes);
 
 }  // namespace
 
+void unpack_q6k_block(const uint8_t* column, int r, uint8_t* block) {
+  BlockQ6K b{};
+  std::memcpy(&b.d, column + kPackQ6D + 2 * r, 2);
+  for (int s = 0; s < 16; ++s) b.scales[s] = (int8_t)column[kPackQ6Scales + 16 * s + r];
+  for (int v = 0; v < 32; ++v)
+    for (int i = 0; i < 4; ++i) {
+      const int low = column[kPackQ6Low + 64 * v + 4 * r + i];
+      const int high = column[kPackQ6High + 64 * (v % 16) + 4 * r + i] >> (4 * (v / 16));
+      set_q6k_code(b, 4 * v + i, (low & 15) | (high & 3) << 4);
+      set_q6k_code(b, 128 + 4 * v + i, (low >> 4) | (high >> 2 & 3) << 4);
+    }
+  std::memcpy(block, &b, sizeof b);
+}
+
 bool has_packed_layout(uint32_t dtype) {
-  return dtype == SY_DTYPE_Q4_K || dtype == SY_DTYPE_Q8_0 || dtype == SY_DTYPE_Q4_0 ||
-         dtype == SY_DTYPE_IQ4_NL || dtype == SY_DTYPE_MXFP4;
+  return dtype == SY_DTYPE_Q4_K || dtype == SY_DTYPE_Q6_K || dtype == SY_DTYPE_Q8_0 ||
+         dtype == SY_DTYPE_Q4_0 || dtype == SY_DTYPE_IQ4_NL || dtype == SY_DTYPE_MXFP4;
 }
 
 void pack_rows(uint32_t dtype, const uint8_t* src, uint8_t* dst, int64_t k, int64_t n) {
   switch (dtype) {
     case SY_DTYPE_Q4_K:
       return pack_groups<BlockQ4K>(src, dst, k / 256, n, pack_q4k_block);
+    case SY_DTYPE_Q6_K:
+      return pack_groups<BlockQ6K>(src, dst, k / 256, n, pack_q6k_block);
     case SY_DTYPE_Q8_0:
       return pack_groups<BlockQ8_0>(src, dst, k / 32, n, [](const BlockQ8_0& b, int r, uint8_t* o) {
         pack_block32(b, r, o, 0x80808080u);

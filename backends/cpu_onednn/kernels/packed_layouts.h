@@ -12,6 +12,14 @@
 //                min's above them
 //   [256, 2304)  64 bytes per v = 0..31: byte 256 + 64 v + 4 r + i holds code 4 v + i of row r
 //                (low nibble) and code 128 + 4 v + i (high nibble)
+// Q6_K, 3360 bytes per 256-value super-block column (16 x 210), codes c = value / (d * scale)
+// + 32 in 0..63:
+//   [0, 32)      d of rows 0..15 (F16)
+//   [32, 288)    byte 32 + 16 s + r: scale s (int8, values 16 s .. 16 s + 15) of row r
+//   [288, 2336)  64 bytes per v = 0..31: byte 288 + 64 v + 4 r + i holds the low 4 bits of code
+//                4 v + i of row r (low nibble) and of code 128 + 4 v + i (high nibble)
+//   [2336, 3360) 64 bytes per u = 0..15: byte 2336 + 64 u + 4 r + i holds the top 2 bits of
+//                those codes of word u (bits 0-1, 2-3) and of word u + 16 (bits 4-5, 6-7)
 // Q8_0, 544 bytes per 32-value block column (16 x 34):
 //   [0, 32)      d of rows 0..15 (F16)
 //   [32, 544)    byte 32 + 64 v + 4 r + i (v = 0..7): code 4 v + i of row r plus 128 (as
@@ -34,6 +42,8 @@ namespace sy::cpu_onednn::kernels {
 constexpr int kPackRows = 16;
 constexpr int kPackBlockBytes = 2304;  // Q4_K: 16 rows x 144
 constexpr int kPackD = 0, kPackDmin = 32, kPackScaleLo = 64, kPackScaleHi = 192, kPackQs = 256;
+constexpr int kPackQ6BlockBytes = 3360;  // Q6_K: 16 rows x 210
+constexpr int kPackQ6D = 0, kPackQ6Scales = 32, kPackQ6Low = 288, kPackQ6High = 2336;
 // The 32-value block types: the 16 rows' d, then their code words.
 constexpr int kPack32Qs = 32, kPack32QsMxfp4 = 16;
 constexpr int kPack32BlockBytesQ8_0 = 544, kPack32BlockBytesQ4_0 = 288,
@@ -50,5 +60,9 @@ bool has_packed_layout(uint32_t dtype);
 // Rows [0, n) of a plain matrix of `dtype` (has_packed_layout) of k values a row into dst (the
 // same size), packed as above.
 void pack_rows(uint32_t dtype, const uint8_t* src, uint8_t* dst, int64_t k, int64_t n);
+
+// Row r's plain Q6_K block (210 bytes, dtype::BlockQ6K) from a packed block column: what the
+// GEMM's panels dequantise, bit for bit the plain row's values.
+void unpack_q6k_block(const uint8_t* column, int r, uint8_t* block);
 
 }  // namespace sy::cpu_onednn::kernels
