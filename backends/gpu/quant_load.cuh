@@ -105,9 +105,7 @@ __device__ __forceinline__ float load_quant(const uint8_t* row, int64_t k) {
     return __fmul_rn(dl, (float)q) - __fmul_rn(sy_half_to_float(b->dmin), (float)mn);
   } else if constexpr (DT == SY_DTYPE_Q6_K) {
     const BlockQ6K* b = reinterpret_cast<const BlockQ6K*>(row) + k / 256;
-    const int v = (int)(k % 256), h = v / 128, p = (v / 32) % 4, l = v % 32;
-    const uint8_t ql = b->ql[64 * h + l + 32 * (p & 1)];
-    const int q = ((p < 2 ? ql & 15 : ql >> 4) | ((b->qh[32 * h + l] >> (2 * p)) & 3) << 4) - 32;
+    const int v = (int)(k % 256), q = dtype::q6k_code(*b, v) - 32;
     return __fmul_rn(__fmul_rn(sy_half_to_float(b->d), (float)b->scales[v / 16]), (float)q);
   } else if constexpr (DT == SY_DTYPE_MXFP4) {
     const BlockMxfp4* b = reinterpret_cast<const BlockMxfp4*>(row) + k / 32;

@@ -84,11 +84,8 @@ void q6_k_to_f32(const void* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = half(b[i].d);
     for (int v = 0; v < kQK; ++v) {
-      const int h = v / 128, p = (v / 32) % 4, l = v % 32;
-      const uint8_t ql = b[i].ql[64 * h + l + 32 * (p & 1)];
-      const int low = p < 2 ? ql & 15 : ql >> 4;
-      const int high = (b[i].qh[32 * h + l] >> (2 * p)) & 3;
-      dst[v] = d * (float)b[i].scales[v / 16] * (float)((low | high << 4) - 32);
+      const int8_t scale = b[i].scales[v / 16];
+      dst[v] = d * (float)scale * (float)(q6k_code(b[i], v) - 32);
     }
   }
 }

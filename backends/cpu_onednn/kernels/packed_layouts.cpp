@@ -14,6 +14,7 @@ using dtype::BlockQ4_0;
 using dtype::BlockQ4K;
 using dtype::BlockQ6K;
 using dtype::BlockQ8_0;
+using dtype::q6k_code;
 using dtype::unpack_scale_min_k4;
 
 uint32_t u32_at(const uint8_t* p) {
@@ -52,14 +53,7 @@ void pack_q4k_block(const BlockQ4K& b, int r, uint8_t* out) {
   }
 }
 
-// Code `idx` (0..255) of a plain Q6_K block, 0..63 (ggml's dequantize_row_q6_K: per half h of
-// 128 values, value l + 32 p takes ql[64 h + l + 32 (p & 1)]'s nibble p / 2 and bits 2p..2p+1
-// of qh[32 h + l]).
-int q6k_code(const BlockQ6K& b, int idx) {
-  const int h = idx / 128, p = idx % 128 / 32, l = idx % 32;
-  const int low = b.ql[64 * h + l + 32 * (p & 1)] >> (4 * (p / 2)) & 15;
-  return low | (b.qh[32 * h + l] >> (2 * p) & 3) << 4;
-}
+// Sets code `idx` of a zeroed plain Q6_K block (the inverse of dtype::q6k_code).
 void set_q6k_code(BlockQ6K& b, int idx, int code) {
   const int h = idx / 128, p = idx % 128 / 32, l = idx % 32;
   b.ql[64 * h + l + 32 * (p & 1)] |= (uint8_t)((code & 15) << (4 * (p / 2)));

@@ -146,4 +146,17 @@ __host__ __device__
   }
 }
 
+// Code i (0..255) of a Q6_K block, 0..63 (the value is d * scales[i / 16] * (code - 32)): for
+// i = 128 h + 32 p + l, the nibble p / 2 of ql[64 h + l + 32 (p & 1)] and bits 2p..2p+1 of
+// qh[32 h + l] above it.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+__host__ __device__
+#endif
+    inline int
+    q6k_code(const BlockQ6K& b, int i) {
+  const int h = i / 128, p = i % 128 / 32, l = i % 32;
+  const int low = b.ql[64 * h + l + 32 * (p & 1)] >> (4 * (p / 2)) & 15;
+  return low | (b.qh[32 * h + l] >> (2 * p) & 3) << 4;
+}
+
 }  // namespace sy::dtype
