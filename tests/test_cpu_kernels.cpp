@@ -238,9 +238,8 @@ MatmulResult matmul_both(const sy_backend_iface& onednn, const sy_backend_iface&
     Handle h(b ? ref : onednn, b ? std::vector<sy_param>{} : params);
     EXPECT_EQ(h.status(), SY_OK);
     sy_tensor tx = h.make(x, {k, m}), tw = h.make(wq, {k, n}, dtype), ty = h.zeros({n, m});
-    bool made = false;
-    if (pack && b == 0) tw = h.pack(tw, &made);
-    if (packed && pack && b == 0) *packed = made;
+    bool made = false;  // where the caller does not ask
+    if (pack && b == 0) tw = h.pack(tw, packed ? packed : &made);
     EXPECT_EQ(h.api().matmul(h.get(), &tx, &tw, &ty), SY_OK) << h.error();
     (b ? r.ref : r.got) = h.read(ty);
   }

@@ -95,7 +95,7 @@ struct MatmulCase {
     ty = make_tensor(*y, SY_DTYPE_F32, {n, m});
     // W in the backend's own layout, as a model's load gives it (weight_pack, ABI 1.4)
     sy_buffer_t out = nullptr;
-    if (b.api().weight_pack) b.check(b.api().weight_pack(b.handle(), &tw, &out), "weight_pack");
+    if (b.api().weight_pack) b.weight_pack(&tw, &out);
     if (out) {
       w = std::make_unique<Buffer>(&b, out, wq.size());
       tw = make_tensor(*w, dtype, {k, n});
