@@ -1064,6 +1064,12 @@ TEST_P(BackendOps, CreateParams) {
     EXPECT_STREQ(api_->last_error(nullptr),
                  "create: param threads='abc' must be an integer in [1, 1024]");
     EXPECT_EQ(b, nullptr);
+    // -1 names the measured crossover of each weight; nothing below it is a crossover.
+    const sy_param below[] = {{"gemv_max_m", "-2"}};
+    EXPECT_EQ(api_->create(below, 1, &b), SY_ERR_INVALID_ARG);
+    EXPECT_STREQ(api_->last_error(nullptr),
+                 "create: param gemv_max_m='-2' must be an integer in [-1, 1048576]");
+    EXPECT_EQ(b, nullptr);
   }
   ASSERT_EQ(api_->create(unknown, 1, &b), SY_OK) << api_->last_error(nullptr);
   api_->destroy(b);
