@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <random>
 
 #include "engine/cost_model.h"
 #include "engine/engine_loop.h"
@@ -25,6 +26,12 @@ double truth_ns(uint32_t tokens, uint64_t ctx) {
   return 1e6 + std::max(8e6, 0.5e6 * tokens) + 100.0 * double(ctx);
 }
 
+// The CPU backend's kernel switch: a GEMV of up to 4 rows, then a GEMM that costs twice as much
+// at 5 rows and grows with them; the context read apart from the step size.
+double switch_ns(uint32_t tokens, uint64_t ctx) {
+  return (tokens <= 4 ? 10e6 : 20e6 + 0.25e6 * tokens) + 50.0 * double(ctx);
+}
+
 }  // namespace
 
 TEST(CostModel, LearnsThatABatchOfDecodesCostsAboutWhatOneDoes) {
@@ -41,10 +48,40 @@ TEST(CostModel, LearnsThatABatchOfDecodesCostsAboutWhatOneDoes) {
   EXPECT_NEAR(eight, truth_ns(8, 1600), 0.05 * truth_ns(8, 1600));
   EXPECT_LT(eight, 0.2 * 8 * one) << "a batch of 8 decodes must cost far less than 8 singles";
   EXPECT_NEAR(double(m.estimate(shape(256, 0, 256))), truth_ns(256, 256), 0.05 * truth_ns(256, 256));
-  EXPECT_NEAR(m.memory_bound_tokens(), 16, 2);
-  const auto c = m.coefficients();
-  EXPECT_NEAR(c.weights_ns, 8e6, 0.8e6);
-  EXPECT_NEAR(c.per_token_ns, 0.5e6, 0.05e6);
+  // Sizes between and beyond the observed ones follow the curve (a straight continuation).
+  EXPECT_NEAR(double(m.estimate(shape(0, 20, 4000))), truth_ns(20, 4000),
+              0.05 * truth_ns(20, 4000));
+  EXPECT_NEAR(double(m.estimate(shape(512, 0, 512))), truth_ns(512, 512), 0.1 * truth_ns(512, 512));
+}
+
+TEST(CostModel, FollowsAKernelSwitchInTheStepSize) {
+  CostModel m({2e5, 8e6, 5e5, 10});
+  for (int round = 0; round < 12; ++round)
+    for (uint32_t n : {1u, 2u, 3u, 4u, 5u, 6u, 8u, 12u, 16u, 32u, 64u, 200u}) {
+      const uint64_t ctx = 1000 * (uint64_t(round % 4) + 1) * n;  // apart from n
+      m.observe(shape(0, n, ctx), int64_t(switch_ns(n, ctx)));
+    }
+  for (uint32_t n : {1u, 4u, 5u, 8u, 16u, 64u, 200u})
+    for (uint64_t ctx : {uint64_t(0), uint64_t(3000) * n}) {
+      const double t = switch_ns(n, ctx);
+      EXPECT_NEAR(double(m.estimate(shape(0, n, ctx))), t, 0.05 * t) << n << " tokens, " << ctx;
+    }
+}
+
+TEST(CostModel, ALargerStepNeverCostsLess) {
+  CostModel m({2e5, 8e6, 5e5, 10});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> noise(0.7, 1.3);
+  for (int i = 0; i < 600; ++i) {
+    const uint32_t n = 1 + rng() % 300;
+    m.observe(shape(n, 0, n), int64_t(switch_ns(n, n) * noise(rng)));
+  }
+  int64_t last = 0;
+  for (uint32_t n = 0; n <= 20000; n += (n < 600 ? 1 : 97)) {
+    const int64_t t = m.estimate(shape(n, 0, 0));
+    EXPECT_GE(t, last) << n << " tokens";
+    last = t;
+  }
 }
 
 TEST(CostModel, KeepsItsPriorUntilItObservesSteps) {
