@@ -19,6 +19,11 @@ double tokens_of(const sy_step_shape& s) {
   return double(s.n_prefill_tokens) + double(s.n_decode_seqs);
 }
 
+// The prior's f: base + max(weights, per_token * n).
+double roofline(const CostModel::Prior& p, double n) {
+  return p.base_ns + std::max(p.weights_ns, p.per_token_ns * n);
+}
+
 // Every size up to 8 (kernels switch there), then four knots per octave.
 std::vector<double> make_knots() {
   std::vector<double> k;
@@ -36,8 +41,8 @@ std::pair<size_t, double> locate(const std::vector<double>& knots, double n) {
   return {hi - 1, (n - knots[hi - 1]) / (knots[hi] - knots[hi - 1])};
 }
 
-// Solves the symmetric system m x = rhs in place (Gaussian elimination, partial pivoting);
-// false if singular.
+// Solves m x = rhs in place, x in rhs (Gaussian elimination, partial pivoting); false if
+// singular.
 bool solve_linear(std::vector<std::vector<double>>& m, std::vector<double>& rhs) {
   const size_t n = rhs.size();
   for (size_t c = 0; c < n; ++c) {
@@ -65,8 +70,7 @@ bool solve_linear(std::vector<std::vector<double>>& m, std::vector<double>& rhs)
 
 CostModel::CostModel(Prior prior) : prior_(prior), knots_(make_knots()) {
   window_.reserve(kWindow);
-  for (double k : knots_)
-    values_.push_back(prior_.base_ns + std::max(prior_.weights_ns, prior_.per_token_ns * k));
+  for (double k : knots_) values_.push_back(roofline(prior_, k));
   per_ctx_ns_ = prior_.per_ctx_ns;
 }
 
@@ -92,17 +96,20 @@ void CostModel::observe(const sy_step_shape& shape, int64_t elapsed_ns) {
 
 // Least squares on each step's relative error. The unknowns are f at every knot and d, each
 // solved as a multiple of its scale (the prior's f there; 1 / d's column norm), which keeps the
-// normal equations well conditioned. A step of n tokens weighs on the two
-// knots around n, so the equations build in one pass.
+// normal equations well conditioned. A step of n tokens weighs on the two knots around n, so
+// the equations build in one pass. Only observe() marks the fit stale, so the window is never
+// empty here.
 void CostModel::solve() const {
   dirty_ = false;
   const size_t K = knots_.size(), D = K, U = K + 1;  // d: the last unknown
   std::vector<double> scale(U);
-  for (size_t k = 0; k < K; ++k)
-    scale[k] = std::max(
-        1.0, prior_.base_ns + std::max(prior_.weights_ns, prior_.per_token_ns * knots_[k]));
-  double ctx_norm = 0;  // mean (ctx / t)^2
-  for (const Obs& o : window_) ctx_norm += (o.ctx / o.ns) * (o.ctx / o.ns) / double(window_.size());
+  for (size_t k = 0; k < K; ++k) scale[k] = std::max(1.0, roofline(prior_, knots_[k]));
+  // mean (ctx / t)^2, d's column norm; the mean step, which bends are measured against.
+  double ctx_norm = 0, mean_ns = 0;
+  for (const Obs& o : window_) {
+    ctx_norm += (o.ctx / o.ns) * (o.ctx / o.ns) / double(window_.size());
+    mean_ns += o.ns / double(window_.size());
+  }
   scale[D] = ctx_norm > 0 ? 1 / std::sqrt(ctx_norm) : 1;
 
   std::vector<std::vector<double>> m(U, std::vector<double>(U, 0.0));
@@ -129,10 +136,6 @@ void CostModel::solve() const {
   }
   m[D][D] += ridge;
   rhs[D] += ridge * prior_.per_ctx_ns / scale[D];
-  // Bends are measured against the mean step (the prior's scale where none was seen).
-  double mean_ns = 0;
-  for (const Obs& o : window_) mean_ns += o.ns / double(window_.size());
-  if (window_.empty()) mean_ns = scale[1];
   for (size_t k = 1; k + 1 < K; ++k) {  // bend at knot k: the change of slope there
     const double lo = 1 / (knots_[k] - knots_[k - 1]), hi = 1 / (knots_[k + 1] - knots_[k]);
     const double h = (knots_[k + 1] - knots_[k - 1]) / 2 / mean_ns;
