@@ -41,7 +41,9 @@ case "$mode" in
     fi
     echo "$out"
     echo "check-style format: the changed lines above are not formatted as .clang-format says;" \
-         "fix with: git diff -U0 -M $(git rev-parse --short "$BASE") | $(pick clang-format-diff) -p1 -i" >&2
+         "fix with: git diff -U0 -M $(git rev-parse --short "$BASE") -- '*.c' '*.cc' '*.cpp' '*.h'" \
+         "'*.hpp' '*.cu' '*.cuh' | $(pick clang-format-diff) -p1 -i  (the paths keep it off JSON" \
+         "fixtures, which clang-format-diff would also rewrite)" >&2
     exit 1
     ;;
   tidy)

@@ -78,3 +78,8 @@ switchyard_add_test(test_cli_eval SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_e
   LIBS switchyard_engine switchyard_modelgen)
 target_compile_definitions(test_cli_eval PRIVATE SWITCHYARD_BIN="$<TARGET_FILE:switchyard>")
 add_dependencies(test_cli_eval switchyard switchyard_backend_cpu_ref)
+# switchyard apply-template against the reference chat renders (runs the binary from the test).
+switchyard_add_test(test_cli_apply_template
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_apply_template.cpp LIBS switchyard_gguf)
+target_compile_definitions(test_cli_apply_template PRIVATE SWITCHYARD_CLI="$<TARGET_FILE:switchyard>")
+add_dependencies(test_cli_apply_template switchyard)

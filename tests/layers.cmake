@@ -24,6 +24,8 @@ switchyard_layer_probe(layer_gguf_sees_no_plugin_sdk refused switchyard_gguf swi
 switchyard_layer_probe(layer_sdk_sees_no_host refused switchyard_sdk_backend host/log.h)
 switchyard_layer_probe(layer_gguf_sees_no_text refused switchyard_gguf text/tokenizer.h)
 switchyard_layer_probe(layer_text_sees_no_host refused switchyard_text host/log.h)
+# The Jinja engine stands alone: it sees no tokenizer (text sees it, not the reverse).
+switchyard_layer_probe(layer_jinja_sees_no_text refused switchyard_jinja text/tokenizer.h)
 switchyard_layer_probe(layer_host_sees_no_model refused switchyard_host model/model.h)
 switchyard_layer_probe(layer_model_sees_no_engine refused switchyard_model engine/engine.h)
 switchyard_layer_probe(layer_model_sees_no_config refused switchyard_model config/config.h)
@@ -35,6 +37,7 @@ switchyard_layer_probe(layer_bench_sees_no_server refused switchyard_bench serve
 switchyard_layer_probe(layer_server_sees_no_cli refused switchyard_server cli/options.h)
 
 switchyard_layer_probe(layer_text_sees_gguf allowed switchyard_text gguf/gguf.h)
+switchyard_layer_probe(layer_text_sees_jinja allowed switchyard_text jinja/template.h)
 switchyard_layer_probe(layer_model_sees_host allowed switchyard_model host/log.h)
 switchyard_layer_probe(layer_engine_sees_model allowed switchyard_engine model/model.h)
 switchyard_layer_probe(layer_server_sees_engine allowed switchyard_server engine/engine.h)

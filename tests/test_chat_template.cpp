@@ -226,16 +226,26 @@ TEST(ChatTemplate, DetectsRealTemplates) {
 }
 
 TEST(ChatTemplate, ResolveAndRefuse) {
-  // Configured name first, then the file's template, then chatml for a file without one.
+  // Configured name first, then the file's template as Jinja, then the family a template that
+  // does not parse names, then chatml for a file without one.
   EXPECT_EQ(ChatTemplate::resolve("gemma", std::string("{{ '<|im_start|>' }}")).format(),
             ChatFormat::gemma);
-  EXPECT_EQ(ChatTemplate::resolve("", std::string("{{ '<|im_start|>' }}")).format(),
-            ChatFormat::chatml);
+  const ChatTemplate jinja = ChatTemplate::resolve("", std::string("{{ '<|im_start|>' }}"));
+  EXPECT_TRUE(jinja.is_jinja());
+  EXPECT_EQ(jinja.render(kChat, true).text, "<|im_start|>");
+  const ChatTemplate broken = ChatTemplate::resolve("", std::string("{{ '<|im_start|>' }"));
+  ASSERT_TRUE(broken.ok());
+  EXPECT_FALSE(broken.is_jinja());
+  EXPECT_EQ(broken.format(), ChatFormat::chatml);
+  EXPECT_EQ(broken.warning(),
+            "the model's chat template does not parse as Jinja (template line 1: unterminated "
+            "expression (no '}}')); chats use the built-in 'chatml' format its markers name");
+  EXPECT_EQ(ChatTemplate::resolve("", std::string("zephyr")).format(), ChatFormat::zephyr);
   EXPECT_EQ(ChatTemplate::resolve("", std::nullopt).format(), ChatFormat::chatml);
   EXPECT_THROW(ChatTemplate::resolve("gemma9", std::nullopt), std::invalid_argument);
   const ChatTemplate bad =
       ChatTemplate::resolve("", std::string("{% for m in messages %}<<{{ m['role'] }}>>\n"
-                                            "{{ m['content'] }}{% endfor %}"));
+                                            "{{ m['content'] }}{% endfor"));
   ASSERT_FALSE(bad.ok());
   std::string names;
   for (const auto& n : chat_format_names()) names += (names.empty() ? "" : ", ") + n;
@@ -244,7 +254,7 @@ TEST(ChatTemplate, ResolveAndRefuse) {
       "m['role'] }}>>\\n{{ m['content'] }...\") is not one of the template families Switchyard "
       "renders, so "
       "chat requests are refused (completions still work). Set [model] chat_template to one of: " +
-      names + ".";
+      names + ". It does not parse as Jinja either: template line 2: unterminated tag (no '%}').";
   EXPECT_EQ(bad.error(), want);
   try {
     bad.render(kChat, true);

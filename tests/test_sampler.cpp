@@ -1,5 +1,6 @@
 // Sampler: greedy and top-k=1 pick the argmax, seeds reproduce, frequencies follow the softmax,
-// and top-p never leaves the nucleus.
+// top-p never leaves the nucleus, min-p, typical-p and the repetition penalty cut and weigh as
+// their formulas say.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -237,6 +238,70 @@ TEST(Sampler, PenaltiesFollowOpenAisFormula) {
   }
   EXPECT_EQ(got, want);
   EXPECT_GT(std::set<int32_t>(got.begin(), got.end()).size(), 1u);  // the penalty did act
+}
+
+TEST(Sampler, MinPKeepsTokensNearTheBest) {
+  // Probabilities 0.5, 0.3, 0.15, 0.05: min_p 0.25 keeps those >= 0.125, renormalised.
+  const std::vector<float> l = {std::log(0.15f), std::log(0.5f), std::log(0.05f), std::log(0.3f)};
+  SamplingParams p = params(1.0f, 0, 1.0f, 5);
+  p.min_p = 0.25f;
+  Sampler s(p);
+  const auto f = frequencies(s, l, 20000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_NEAR(f[1], 0.5 / 0.95, 0.02);
+  EXPECT_NEAR(f[3], 0.3 / 0.95, 0.02);
+  EXPECT_NEAR(f[0], 0.15 / 0.95, 0.02);
+  // After temperature, as vLLM applies it: at t = 2 the 0.05 token is within a quarter of the
+  // best (sqrt(0.05 / 0.5) = 0.32 > 0.25).
+  p.temperature = 2.0f;
+  Sampler hot(p);
+  EXPECT_GT(frequencies(hot, l, 20000)[2], 0.0);
+}
+
+TEST(Sampler, TypicalPKeepsTheTokensNearestTheEntropy) {
+  // Probabilities 0.5, 0.3, 0.15, 0.05: entropy H = 1.14 nats; surprises 0.69, 1.20, 1.90, 3.00;
+  // distances to H 0.45, 0.06, 0.76, 1.86. By distance: 0.3, then 0.5 (cum 0.8 >= 0.7).
+  const std::vector<float> l = {std::log(0.15f), std::log(0.5f), std::log(0.05f), std::log(0.3f)};
+  SamplingParams p = params(1.0f, 0, 1.0f, 9);
+  p.typical_p = 0.7f;
+  Sampler s(p);
+  const auto f = frequencies(s, l, 20000);
+  EXPECT_EQ(f[0] + f[2], 0.0);
+  EXPECT_NEAR(f[1], 0.5 / 0.8, 0.02);
+  EXPECT_NEAR(f[3], 0.3 / 0.8, 0.02);
+  // A mass below the nearest token's own keeps that token alone: 0.3, not the argmax.
+  p.typical_p = 0.1f;
+  Sampler one(p);
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(one.sample(l.data(), 4), 3);
+}
+
+TEST(Sampler, RepetitionPenaltyFollowsVllm) {
+  // Greedy: a token in the prompt or the output has a positive logit divided, a negative one
+  // multiplied.
+  SamplingParams p = params(0.0f);
+  p.repetition_penalty = 2.0f;
+  Sampler s(p);
+  s.prompt({0});
+  const std::vector<float> l = {3.0f, 2.0f, -1.0f, -1.5f};
+  std::vector<int32_t> got, want;
+  std::set<int> seen = {0};
+  for (int step = 0; step < 6; ++step) {
+    got.push_back(s.sample(l.data(), 4));
+    int best = 0;
+    double best_v = -1e9;
+    for (int i = 0; i < 4; ++i) {
+      const double v = seen.count(i) ? (l[i] > 0 ? l[i] / 2.0 : l[i] * 2.0) : l[i];
+      if (v > best_v) best_v = v, best = i;
+    }
+    want.push_back(best);
+    seen.insert(best);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got.front(), 1);  // the prompt's token 0 fell to 1.5
+  // 1.0 is no penalty: the prompt does not matter.
+  Sampler none(params(0.0f));
+  none.prompt({0});
+  EXPECT_EQ(none.sample(l.data(), 4), 0);
 }
 
 TEST(Sampler, LogprobsAreTheLogSoftmaxOfTheAdjustedLogits) {

@@ -337,10 +337,11 @@ TEST(OpenAiFeatures, FieldsNotHonouredAreRefusedByName) {
       {false, "echo", R"({"prompt": "x", "echo": true, "logprobs": 1})", "unsupported_parameter",
        "'echo' together with 'logprobs' is not supported by this server: it would need the "
        "prompt's log-probabilities."},
-      {true, "tools", "{" + m + R"(, "tools": [{"type": "function"}]})", "unsupported_parameter",
-       "'tools' is not supported by this server."},
-      {true, "tool_choice", "{" + m + R"(, "tool_choice": "auto"})", "unsupported_parameter",
-       "'tool_choice' is not supported by this server: no tools are available."},
+      {true, "tools[0].function", "{" + m + R"(, "tools": [{"type": "function"}]})",
+       "invalid_value", "Invalid 'tools[0].function': required property is missing."},
+      {true, "tool_choice", "{" + m + R"(, "tool_choice": "required"})", "unsupported_parameter",
+       "'tool_choice' is not supported by this server: only 'auto' and 'none' are; 'required' and "
+       "a named function need constrained decoding."},
       {true, "functions", "{" + m + R"(, "functions": [{"name": "f"}]})", "unsupported_parameter",
        "'functions' is not supported by this server."},
       {true, "audio", "{" + m + R"(, "audio": {"voice": "alloy"}})", "unsupported_parameter",
@@ -353,8 +354,8 @@ TEST(OpenAiFeatures, FieldsNotHonouredAreRefusedByName) {
        "'metadata' is not supported by this server."},
       {true, "prediction", "{" + m + R"(, "prediction": {"type": "content"}})",
        "unsupported_parameter", "'prediction' is not supported by this server."},
-      {true, "reasoning_effort", "{" + m + R"(, "reasoning_effort": "low"})",
-       "unsupported_parameter", "'reasoning_effort' is not supported by this server."},
+      {true, "reasoning_effort", "{" + m + R"(, "reasoning_effort": 5})", "invalid_type",
+       "Invalid type for 'reasoning_effort': expected a string, but got an integer instead."},
       {true, "service_tier", "{" + m + R"(, "service_tier": "flex"})", "unsupported_parameter",
        "'service_tier' is not supported by this server: only 'auto' and 'default' are."},
       {true, "web_search_options", "{" + m + R"(, "web_search_options": {"x": 1}})",
@@ -367,8 +368,11 @@ TEST(OpenAiFeatures, FieldsNotHonouredAreRefusedByName) {
        "{" + m + R"(, "stream_options": {"include_obfuscation": true}})", "unknown_parameter",
        "Unrecognized request argument supplied: stream_options.include_obfuscation"},
       {true, "messages[0].tool_calls",
-       R"({"messages": [{"role": "assistant", "content": "x", "tool_calls": []}]})", "",
-       "Unrecognized request argument supplied: messages[0].tool_calls"},
+       R"({"messages": [{"role": "user", "content": "x", "tool_calls": []}]})", "invalid_value",
+       "Invalid 'messages[0].tool_calls': only assistant messages carry tool calls."},
+      {true, "messages[0].refusal",
+       R"({"messages": [{"role": "assistant", "content": "x", "refusal": "no"}]})", "",
+       "Unrecognized request argument supplied: messages[0].refusal"},
   };
   for (const auto& c : cases) {
     try {

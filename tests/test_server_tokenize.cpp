@@ -1,7 +1,11 @@
 // POST /tokenize and /detokenize end to end (llama.cpp's and vLLM's request shapes, exact ids,
-// round trips, 400s with JSON bodies), chat prompts from the model's template, and a template
-// no family matches: chat refused with a 400 naming it, completions still served.
+// round trips, 400s with JSON bodies), chat prompts from the model's own Jinja template, POST
+// /apply-template, and a template that neither parses nor names a family: chat refused with a
+// 400 naming it, completions still served.
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
 
 #include "config/config.h"
 #include "gguf/gguf.h"
@@ -142,13 +146,17 @@ fs::path model_with_template(const std::string& tmpl) {
   return out;
 }
 
-TEST(ServerTokenize, UnrecognisedTemplateRefusesChatOnly) {
-  const std::string tmpl =
-      "{% for m in messages %}<<{{ m['role'] }}>>{{ m['content'] }}{% endfor %}";
+// A template that is not Jinja the engine parses and names no family: chat refused with the
+// reason, completions still served; [model] chat_template then chooses a built-in format.
+TEST(ServerTokenize, UnparsableTemplateRefusesChatOnly) {
+  const std::string tmpl = "{% for m in messages %}<<{{ m['role'] }}>>{{ m['content'] }}";
   const fs::path model = model_with_template(tmpl);
   const std::string why = sy::text::ChatTemplate::resolve("", tmpl).error();
   ASSERT_NE(why.find("tokenizer.chat_template \"{% for m in messages %}<<{{ m['role'] }}>>"),
             std::string::npos);
+  ASSERT_NE(why.find("template line 1: unexpected end of template, expected else or endfor"),
+            std::string::npos)
+      << why;
   {
     TestServer s("tok-odd", single(model));
     const json msgs = {{{"role", "user"}, {"content", "Hi"}}};
@@ -174,6 +182,151 @@ TEST(ServerTokenize, UnrecognisedTemplateRefusesChatOnly) {
       tokenizer_of(s).encode("<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
                              "<|start_header_id|>assistant<|end_header_id|>\n\n",
                              false));
+}
+
+// The file's own template renders chats, whatever family it is; /apply-template shows the
+// render; a template that fails on a conversation is a 400 naming its line.
+TEST(ServerTokenize, TheModelsJinjaTemplateRendersChats) {
+  const std::string tmpl =
+      "{{ bos_token }}{% for m in messages %}"
+      "{% if m.role == 'tool' %}{{ raise_exception('no tool turns here') }}{% endif %}"
+      "<<{{ m['role'] }}>>{{ m['content'] | trim }}\n{% endfor %}"
+      "{% if add_generation_prompt %}<<assistant>>{% endif %}";
+  TestServer s("tok-jinja", single(model_with_template(tmpl)));
+  const json msgs = {{{"role", "system"}, {"content", "Be brief. "}},
+                     {{"role", "user"}, {"content", " Hi"}}};
+  const std::string render = "<s><<system>>Be brief.\n<<user>>Hi\n<<assistant>>";
+  EXPECT_EQ(ok(s.post("/apply-template", {{"messages", msgs}}))["prompt"], render);
+  EXPECT_EQ(ok(s.post("/apply-template",
+                      {{"messages", msgs}, {"add_generation_prompt", false}}))["prompt"],
+            "<s><<system>>Be brief.\n<<user>>Hi\n");
+  // The chat prompt is that render with one BOS: the template's <s> gives way to the
+  // tokenizer's, as llama.cpp does.
+  const Ids want = tokenizer_of(s).encode(render.substr(3), true);
+  EXPECT_EQ(
+      ok(s.post("/tokenize", {{"messages", msgs}, {"add_special", true}}))["tokens"].get<Ids>(),
+      want);
+  const json c = ok(
+      s.post("/v1/chat/completions", {{"messages", msgs}, {"max_tokens", 2}, {"temperature", 0}}));
+  EXPECT_EQ(c["usage"]["prompt_tokens"], want.size());
+
+  const json tool = {{{"role", "user"}, {"content", "Hi"}}, {{"role", "tool"}, {"content", "x"}}};
+  const json failed = {
+      {"error",
+       {{"message",
+         "The model's chat template failed on this conversation: template line 1: no tool turns "
+         "here"},
+        {"type", "invalid_request_error"},
+        {"param", "messages"},
+        {"code", "chat_template_error"}}}};
+  for (const char* path : {"/apply-template", "/tokenize"}) {
+    const auto r = s.post(path, {{"messages", tool}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << path;
+    EXPECT_EQ(json::parse(r->body), failed) << path;
+  }
+  const auto bad = s.post_raw("/apply-template", R"({"messages":[{"content":"x"}]})");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(json::parse(bad->body)["error"]["param"], "messages[0].role");
+  const auto unknown = s.post_raw("/apply-template", R"({"messages":[],"colour":1})");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(json::parse(unknown->body)["error"]["code"], "unknown_parameter");
+}
+
+// A chat request's tools, tool calls, tool results and chat_template_kwargs reach the model's
+// template as transformers passes them: the reference conversations render byte for byte
+// through POST /apply-template, with the tool call's arguments sent as OpenAI clients send them
+// (a JSON string).
+TEST(ServerTokenize, ToolsAndTemplateKwargsReachTheTemplate) {
+  const fs::path chat =
+      fs::path(SWITCHYARD_SOURCE_DIR) / ".." / "shared" / "ggml-reference" / "chat";
+  if (!fs::exists(chat)) GTEST_SKIP() << "no reference data at " << chat;
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  TestServer s("tok-tools",
+               single(model_with_template(slurp(chat / "qwen3" / "chat_template.jinja"))));
+  using ojson = nlohmann::ordered_json;
+  ojson tools = ojson::parse(slurp(chat / "qwen3" / "06-tools.json"));
+  for (auto& m : tools["messages"])
+    if (m.contains("tool_calls"))
+      for (auto& c : m["tool_calls"])
+        c["function"]["arguments"] = c["function"]["arguments"].dump();
+  const ojson body = {{"messages", tools["messages"]}, {"tools", tools["tools"]}};
+  auto prompt = [&](const ojson& b) {
+    const auto r = s.post_raw("/apply-template", b.dump());
+    EXPECT_TRUE(r);
+    if (!r) return std::string();
+    EXPECT_EQ(r->status, 200) << r->body;
+    return json::parse(r->body)["prompt"].get<std::string>();
+  };
+  EXPECT_EQ(prompt(body), slurp(chat / "qwen3" / "06-tools.txt"));
+  const ojson off = ojson::parse(slurp(chat / "qwen3" / "07-thinking-off.json"));
+  EXPECT_EQ(prompt({{"messages", off["messages"]}, {"chat_template_kwargs", off["kwargs"]}}),
+            slurp(chat / "qwen3" / "07-thinking-off.txt"));
+}
+
+// Chat completions take tools, tool calls and tool results (the qwen3 prompt above outgrows the
+// tiny model's context, so a small template shows what the template receives).
+TEST(ServerTokenize, ChatRequestsCarryToolsToTheTemplate) {
+  const std::string tmpl =
+      "{% for m in messages %}{{ m.role }}:{{ m.content or '' }}"
+      "{% if m.tool_calls %}{{ m.tool_calls | tojson }}{% endif %}|{% endfor %}"
+      "{% if tools %}{{ tools | map(attribute='function') | map(attribute='name') | join(',') }}"
+      "{% endif %}{{ reasoning_effort }}";
+  TestServer s("tok-tools-chat", single(model_with_template(tmpl)));
+  using ojson = nlohmann::ordered_json;
+  ojson req = ojson::parse(R"({
+    "messages": [{"role": "user", "content": "hi"},
+                 {"role": "assistant", "content": null,
+                  "tool_calls": [{"id": "c1", "type": "function",
+                                  "function": {"name": "f", "arguments": "{\"y\": 2, \"x\": 1}"}}]},
+                 {"role": "tool", "tool_call_id": "c1", "content": "3"}],
+    "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+    "reasoning_effort": "low"})");
+  auto r = s.post_raw("/apply-template", req.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  // The arguments reach the template as an object, in the client's key order.
+  EXPECT_EQ(json::parse(r->body)["prompt"],
+            "user:hi|assistant:[{\"id\": \"c1\", \"type\": \"function\", \"function\": "
+            "{\"name\": \"f\", \"arguments\": {\"y\": 2, \"x\": 1}}}]|tool:3|flow");
+  req["max_tokens"] = 2;
+  req["tool_choice"] = "auto";
+  r = s.post_raw("/v1/chat/completions", req.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  // A tool_choice that needs constrained decoding is refused by name, for now.
+  req["tool_choice"] = "required";
+  r = s.post_raw("/v1/chat/completions", req.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["error"]["code"], "unsupported_parameter");
+  req["tool_choice"] = "auto";
+  req["messages"][1]["tool_calls"][0].erase("function");
+  r = s.post_raw("/v1/chat/completions", req.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["error"]["param"], "messages[1].tool_calls[0].function");
+}
+
+// usage.prompt_tokens_details.cached_tokens: what the prefix cache held of the prompt.
+TEST(ServerTokenize, UsageReportsCachedPromptTokens) {
+  std::string t =
+      variant_tables("", "dynamic", "", {}, "kv_block_size = 16\nprefix_caching = true\n");
+  TestServer s("tok-cached", plugin_dirs_line() + "[serve]\nmodel_name = \"tiny\"\n" + t);
+  const std::string prompt(200, 'a');  // 200 byte tokens + BOS: 12 full blocks
+  json first = ok(s.post("/v1/completions", greedy(prompt, 2)));
+  EXPECT_EQ(first["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  json again = ok(s.post("/v1/completions", greedy(prompt, 2)));
+  const uint32_t n = first["usage"]["prompt_tokens"];
+  const uint32_t cached = again["usage"]["prompt_tokens_details"]["cached_tokens"];
+  EXPECT_EQ(cached, (n - 1) / 16 * 16) << "whole blocks, the last token recomputed";
+  EXPECT_EQ(again["choices"][0]["text"], first["choices"][0]["text"]);
 }
 
 TEST(ServerTokenize, ChatTemplateKeyIsChecked) {

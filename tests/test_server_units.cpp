@@ -177,9 +177,15 @@ TEST(OpenAiRequest, ReadsTheFieldsItSupports) {
   EXPECT_TRUE(r.stream && r.include_usage && r.ignore_eos);
   EXPECT_FALSE(r.priority);
   EXPECT_FALSE(r.simple_hint);
-  const auto ext = parse_completion_request(R"({"prompt":"hi","priority":-3,"simple_hint":true})", false);
+  const auto ext = parse_completion_request(
+      R"({"prompt":"hi","priority":-3,"simple_hint":true,"min_p":0.05,"typical_p":0.9,"repetition_penalty":1.1})",
+      false);
   EXPECT_EQ(*ext.priority, -3);
   EXPECT_TRUE(ext.simple_hint);
+  EXPECT_FLOAT_EQ(ext.min_p.value_or(-1), 0.05f);
+  EXPECT_FLOAT_EQ(ext.typical_p.value_or(-1), 0.9f);
+  EXPECT_FLOAT_EQ(ext.repetition_penalty.value_or(-1), 1.1f);
+  EXPECT_FALSE(r.min_p || r.typical_p || r.repetition_penalty);
   EXPECT_EQ(*parse_completion_request(R"({"prompt":[[3,4,5]]})", false).prompt_ids,
             (std::vector<int32_t>{3, 4, 5}));
   const auto c = parse_completion_request(
@@ -212,6 +218,12 @@ TEST(OpenAiRequest, RefusalsHaveOpenAiErrorBodies) {
   EXPECT_EQ(
       body_of(R"({"prompt": "x", "temperature": 3})"),
       R"(400 {"error":{"code":"invalid_value","message":"Invalid 'temperature': number above maximum value. Expected a value <= 2, but got 3 instead.","param":"temperature","type":"invalid_request_error"}})");
+  EXPECT_EQ(
+      body_of(R"({"prompt": "x", "repetition_penalty": 0})"),
+      R"(400 {"error":{"code":"invalid_value","message":"Invalid 'repetition_penalty': must be greater than 0, but got 0 instead.","param":"repetition_penalty","type":"invalid_request_error"}})");
+  EXPECT_EQ(
+      body_of(R"({"prompt": "x", "min_p": 1.5})"),
+      R"(400 {"error":{"code":"invalid_value","message":"Invalid 'min_p': number above maximum value. Expected a value <= 1, but got 1.5 instead.","param":"min_p","type":"invalid_request_error"}})");
   EXPECT_EQ(
       body_of(R"({"prompt": "x", "frobnicate": 1})"),
       R"(400 {"error":{"code":"unknown_parameter","message":"Unrecognized request argument supplied: frobnicate","param":"frobnicate","type":"invalid_request_error"}})");

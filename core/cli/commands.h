@@ -15,5 +15,6 @@ int cmd_serve(int argc, char** argv);
 int cmd_bench_serve(int argc, char** argv);
 int cmd_bench_hardening(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
+int cmd_apply_template(int argc, char** argv);
 
 }  // namespace sy::cli

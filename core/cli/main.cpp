@@ -27,6 +27,7 @@ constexpr const char* kUsage =
     "  bench-serve [--duration S] [--clients N] load-test the server on loopback\n"
     "  bench-hardening [--slow N] [--bad N]    /health under slow clients, memory after bad input\n"
     "  tokenize F.gguf (--text T | --file F)   print a text's token ids [--bos] [--special]\n"
+    "  apply-template (F.gguf | --template T) --conversation C.json   a chat's exact render\n"
     "\n"
     "run `switchyard <command> --help` for a command's options\n";
 
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench-serve") return sy::cli::cmd_bench_serve(argc, argv);
     if (cmd == "bench-hardening") return sy::cli::cmd_bench_hardening(argc, argv);
     if (cmd == "tokenize") return sy::cli::cmd_tokenize(argc, argv);
+    if (cmd == "apply-template") return sy::cli::cmd_apply_template(argc, argv);
     std::fprintf(stderr, "switchyard: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const sy::cli::UsageError& e) {

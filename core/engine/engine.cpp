@@ -110,6 +110,7 @@ uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
   }
   r->arrival_ns = arrival_ns ? arrival_ns : now_ns();
   r->sampler = text::Sampler(spec.sampling);
+  r->sampler.prompt(spec.prompt);
   r->spec = std::move(spec);
   Request* raw = r.get();
   all_.emplace(raw->id, std::move(r));

@@ -97,6 +97,8 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   v->chat_template = text::ChatTemplate::resolve(config.model.chat_template,
                                                  v->file->get_string("tokenizer.chat_template"));
   if (!v->chat_template.ok()) logger()->warn("{}: {}", config.model.path, v->chat_template.error());
+  if (!v->chat_template.warning().empty())
+    logger()->warn("{}: {}", config.model.path, v->chat_template.warning());
   const auto& mi = v->model->info();
   const uint32_t ctx =
       config.engine.max_context ? std::min(config.engine.max_context, mi.n_ctx) : mi.n_ctx;

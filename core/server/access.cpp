@@ -44,7 +44,7 @@ Area area_of(std::string_view path) {
   if (path == "/health") return Area::open;
   if (path == "/metrics") return Area::metrics;
   if (path.substr(0, 7) == "/admin/") return Area::admin;
-  return Area::api;  // /v1/*, /tokenize, /detokenize and anything else
+  return Area::api;  // /v1/*, /tokenize, /detokenize, /apply-template and anything else
 }
 
 }  // namespace sy::server

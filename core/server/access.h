@@ -1,6 +1,7 @@
-// Who may call what: API keys for /v1/* (and /tokenize, /detokenize), a separate admin key for
-// /admin/*, an optional metrics key for /metrics; /health is always open. Keys are compared in
-// time that depends only on the length of what the client sent, and never logged or echoed.
+// Who may call what: API keys for /v1/* (and /tokenize, /detokenize, /apply-template), a
+// separate admin key for /admin/*, an optional metrics key for /metrics; /health is always open.
+// Keys are compared in time that depends only on the length of what the client sent, and never
+// logged or echoed.
 #pragma once
 
 #include <string>

@@ -62,6 +62,8 @@ struct Admitted {
   const text::Tokenizer* tok = nullptr;
   uint32_t prompt_tokens = 0;
   std::string echo;  // text before each choice's completion
+  OutputSyntax syntax;      // chat: reasoning and tool calls to read out of the text
+  std::string call_prefix;  // tool call ids: <prefix><choice>_<n>
   bool include_usage = false;
   double timeout_s = 600;
   int fd = -1;
@@ -167,10 +169,10 @@ size_t longest_piece(const text::Tokenizer& tok) {
 
 // The engine request for `cr` on `runner`: its vocabulary, context and sampling defaults.
 // Throws ApiError(400) when prompt + max_tokens exceed the context, before tokenizing a text
-// that cannot fit.
+// that cannot fit. syntax: set, for a chat, to how its template's answers read.
 engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& runner,
                               const CompletionLimits& limits, ServeMetrics& metrics,
-                              const std::string& variant) {
+                              const std::string& variant, OutputSyntax* syntax) {
   const bool chat = cr.chat;
   const text::Tokenizer* tok = runner.tokenizer();
   const Config& vc = runner.variant().config;
@@ -216,9 +218,11 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
                                 " at least " + std::to_string(text_bytes / longest) + " tokens");
       }
     }
-    if (chat)
-      spec.prompt = chat_prompt_ids(runner.variant(), *tok, cr.messages, tok->vocab().add_bos);
-    else if (cr.prompt_text)
+    if (chat) {
+      ChatPrompt cp = chat_prompt(runner.variant(), *tok, cr, tok->vocab().add_bos);
+      spec.prompt = std::move(cp.ids);
+      if (syntax) *syntax = cp.syntax;
+    } else if (cr.prompt_text)
       spec.prompt = text::tokenize(*tok, *cr.prompt_text,
                                    {tok->vocab().add_bos, false, tok->vocab().add_eos});
   }
@@ -240,6 +244,9 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
   spec.sampling.top_p = cr.top_p.value_or(vc.sampling.top_p);
   spec.sampling.top_k = cr.top_k.value_or(vc.sampling.top_k);
   spec.sampling.seed = cr.seed.value_or(vc.sampling.seed);
+  spec.sampling.min_p = cr.min_p.value_or(0.0f);
+  spec.sampling.typical_p = cr.typical_p.value_or(1.0f);
+  spec.sampling.repetition_penalty = cr.repetition_penalty.value_or(1.0f);
   spec.sampling.presence_penalty = cr.presence_penalty;
   spec.sampling.frequency_penalty = cr.frequency_penalty;
   spec.sampling.logit_bias = cr.logit_bias;
@@ -327,10 +334,13 @@ class Collector {
     }
     return std::nullopt;
   }
-  uint32_t completion_tokens() const {
-    uint32_t n = 0;
-    for (const auto& [i, f] : results_) n += static_cast<uint32_t>(f.outcome.tokens.size());
-    return n;
+  // The choices share the prompt: the first one's cache hits are the request's.
+  Usage usage(uint32_t prompt_tokens) const {
+    Usage u{prompt_tokens, 0, 0};
+    for (const auto& [i, f] : results_)
+      u.completion += static_cast<uint32_t>(f.outcome.tokens.size());
+    if (!results_.empty()) u.cached = results_.begin()->second.outcome.cached_tokens;
+    return u;
   }
 
  private:
@@ -344,6 +354,19 @@ class Collector {
   std::vector<bool> reported_;
   std::map<uint32_t, Finished> results_;
 };
+
+// The choice's text as the chat output read it: content, reasoning, tool calls.
+void read(ChoicePart& p, ChatOutput::Delta d) {
+  p.text += d.content;
+  p.reasoning += d.reasoning;
+  for (auto& c : d.calls) p.tool_calls.push_back(std::move(c));
+}
+
+// A choice that called a tool and then stopped answers finish_reason "tool_calls".
+const char* finish_reason(engine::FinishReason r, const ChatOutput& out) {
+  return r == engine::FinishReason::stop && out.calls() > 0 ? "tool_calls"
+                                                            : openai_finish_reason(r);
+}
 
 // Waits until a choice sent its first token or finished. False when the client went away
 // first: every copy of the request is cancelled (nobody will read the answer).
@@ -374,6 +397,8 @@ class Streamer {
     auto write = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
     if (!started_) {
       started_ = true;
+      for (uint32_t i = 0; i < a_.choices.size(); ++i)
+        outputs_.emplace_back(a_.syntax, a_.call_prefix + std::to_string(i) + "_");
       for (uint32_t i = 0; i < a_.choices.size(); ++i) {
         if (a_.meta.chat && !write(role_event(a_.meta, i))) return gone();
         ChoicePart echo;
@@ -388,7 +413,7 @@ class Streamer {
     for (const TokenEvent& ev : events) {
       ChoicePart p;
       p.index = ev.choice;
-      p.text = ev.text;
+      read(p, outputs_[ev.choice].feed(ev.text));
       p.tokens = {ev.token};
       if (ev.logprob) p.logprobs.push_back(collect_.entry(ev));
       if (!write(chunk_event(a_.meta, p))) return gone();
@@ -404,14 +429,15 @@ class Streamer {
       }
       ChoicePart p;
       p.index = i;
-      p.text = collect_.result(i).tail;
-      p.finish_reason = openai_finish_reason(collect_.result(i).outcome.reason);
+      ChatOutput& out = outputs_[i];
+      read(p, out.feed(collect_.result(i).tail));
+      read(p, out.finish());
+      p.finish_reason = finish_reason(collect_.result(i).outcome.reason, out);
       if (!write(chunk_event(a_.meta, p))) return gone();
     }
     if (!collect_.all_done())
       return events.empty() && finished.empty() && peer_closed(a_.fd) ? gone() : true;
-    if (a_.include_usage &&
-        !write(usage_event(a_.meta, a_.prompt_tokens, collect_.completion_tokens())))
+    if (a_.include_usage && !write(usage_event(a_.meta, collect_.usage(a_.prompt_tokens))))
       return gone();
     if (!write(done_event())) return gone();
     finished_ = true;
@@ -429,6 +455,7 @@ class Streamer {
   Admitted a_;
   Collector collect_;
   ServeMetrics* metrics_;
+  std::vector<ChatOutput> outputs_;  // per choice
   bool started_ = false;
   bool finished_ = false;
 };
@@ -465,7 +492,8 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
       EngineRunner& runner = *route->primary;
       a.tok = runner.tokenizer();
       const engine::RequestSpec base =
-          make_spec(cr, runner, limits_, metrics_, route->primary_name);
+          make_spec(cr, runner, limits_, metrics_, route->primary_name, &a.syntax);
+      a.call_prefix = "call_" + rid + "_";
       a.ch = std::make_shared<Channel>(cr.n);
       std::shared_ptr<ShadowPair> pair;
       if (route->shadow) {
@@ -574,13 +602,16 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
     }
     for (ChoicePart& p : collect.parts()) {
       const Finished& f = collect.result(p.index);
-      p.text = a.echo + p.text + f.tail;
+      const std::string text = a.echo + p.text + f.tail;
+      ChatOutput out(a.syntax, a.call_prefix + std::to_string(p.index) + "_");
+      p.text.clear();
+      read(p, out.feed(text));
+      read(p, out.finish());
       p.tokens = f.outcome.tokens;
-      p.finish_reason = openai_finish_reason(f.outcome.reason);
+      p.finish_reason = finish_reason(f.outcome.reason, out);
     }
-    res.set_content(
-        completion_body(a.meta, collect.parts(), a.prompt_tokens, collect.completion_tokens()),
-        "application/json");
+    res.set_content(completion_body(a.meta, collect.parts(), collect.usage(a.prompt_tokens)),
+                    "application/json");
   } catch (const ApiError& e) {
     res.status = e.status;
     if (e.status == 429 || e.status == 503) res.set_header("Retry-After", "1");

@@ -128,6 +128,7 @@ void EngineRunner::end(uint64_t id, bool timed_out, bool stopped) {
   o.timed_out = timed_out;
   o.tokens = r.output;
   o.prompt_tokens = static_cast<uint32_t>(r.spec.prompt.size());
+  o.cached_tokens = std::min(r.prefix_hit_tokens, o.prompt_tokens);
   o.num_preemptions = r.num_preemptions;
   o.path = r.spec.path;
   o.arrival_ns = r.arrival_ns;

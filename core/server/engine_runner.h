@@ -26,6 +26,7 @@ struct Outcome {
   bool timed_out = false;  // aborted by the request deadline
   std::vector<int32_t> tokens;
   uint32_t prompt_tokens = 0;
+  uint32_t cached_tokens = 0;  // prompt tokens the prefix cache held when it was admitted
   uint32_t num_preemptions = 0;
   uint32_t path = 0;  // the triage path it ran on (0: full)
   int64_t arrival_ns = 0, first_scheduled_ns = 0, finish_ns = 0;  // 0: never scheduled

@@ -11,6 +11,7 @@ namespace sy::server {
 namespace {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 const char* kind(const json& v) {
   switch (v.type()) {
@@ -126,19 +127,65 @@ void read_prompt(const json& v, CompletionRequest& r) {
     bad_type("prompt", "a string or an array of token ids", v[0]);
 }
 
-void read_messages(const json& v, CompletionRequest& r) {
+// A message's content: a string, text parts (joined), or null where the role allows it.
+std::string read_content(const json& m, const std::string& at, bool optional) {
+  if (!m.contains("content") || m["content"].is_null()) {
+    if (!optional) bad_value(at + ".content", "required property is missing.");
+    return "";
+  }
+  const json& c = m["content"];
+  if (c.is_string()) return c.get<std::string>();
+  if (!c.is_array()) bad_type(at + ".content", "a string or an array", c);
+  std::string out;
+  for (const auto& part : c) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+        !part["text"].is_string())
+      bad_value(at + ".content",
+                "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported.");
+    out += part["text"].get<std::string>();
+  }
+  return out;
+}
+
+// An assistant's tool_calls, as OpenAI sends them: [{id, type: "function", function: {name,
+// arguments: "<JSON>"}}]. The template gets the arguments as an object (templates expect one,
+// as vLLM and llama.cpp pass them) when they parse as one.
+ordered_json read_tool_calls(const json& plain, const ordered_json& v, const std::string& at) {
+  if (!v.is_array()) bad_type(at, "an array", plain);
+  ordered_json out = ordered_json::array();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string ai = at + "[" + std::to_string(i) + "]";
+    ordered_json c = v[i];
+    if (!c.is_object() || !c.contains("function") || !c["function"].is_object())
+      bad_value(ai + ".function", "required property is missing.");
+    ordered_json& f = c["function"];
+    if (!f.contains("name") || !f["name"].is_string())
+      bad_value(ai + ".function.name", "required property is missing.");
+    if (f.contains("arguments") && f["arguments"].is_string()) {
+      ordered_json a = ordered_json::parse(f["arguments"].get<std::string>(), nullptr, false);
+      if (a.is_object()) f["arguments"] = std::move(a);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void read_messages(const json& v, const ordered_json& ordered, CompletionRequest& r) {
   if (!v.is_array()) bad_type("messages", "an array", v);
   if (v.empty())
     bad_value(
         "messages",
         "empty array. Expected an array with minimum length 1, but got an empty array instead.");
   static const std::set<std::string> roles = {"system", "developer", "user", "assistant", "tool"};
+  static const std::set<std::string> keys = {
+      "role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content", "reasoning"};
+  r.template_messages = ordered_json::array();
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string at = "messages[" + std::to_string(i) + "]";
     const json& m = v[i];
     if (!m.is_object()) bad_type(at, "an object", m);
     for (const auto& [k, _] : m.items())
-      if (k != "role" && k != "content" && k != "name")
+      if (!keys.count(k))
         throw ApiError(400, "Unrecognized request argument supplied: " + at + "." + k,
                        "invalid_request_error", at + "." + k);
     if (!m.contains("role")) bad_value(at + ".role", "required property is missing.");
@@ -148,23 +195,46 @@ void read_messages(const json& v, CompletionRequest& r) {
       bad_value(
           at + ".role",
           "'" + msg.role + "' is not one of 'system', 'developer', 'user', 'assistant', 'tool'.");
-    if (!m.contains("content")) bad_value(at + ".content", "required property is missing.");
-    const json& c = m["content"];
-    if (c.is_string()) {
-      msg.content = c.get<std::string>();
-    } else if (c.is_array()) {  // content parts: text only
-      for (const auto& part : c) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string())
-          bad_value(at + ".content",
-                    "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported.");
-        msg.content += part["text"].get<std::string>();
-      }
-    } else {
-      bad_type(at + ".content", "a string or an array", c);
-    }
+    const bool calls =
+        msg.role == "assistant" && m.contains("tool_calls") && !m["tool_calls"].is_null();
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null() && msg.role != "assistant")
+      bad_value(at + ".tool_calls", "only assistant messages carry tool calls.");
+    msg.content = read_content(m, at, calls);
+    for (const char* k : {"name", "tool_call_id", "reasoning_content", "reasoning"})
+      if (m.contains(k) && !m[k].is_null() && !m[k].is_string())
+        bad_type(at + "." + k, "a string", m[k]);
+    // The template's copy: the client's keys in its order, content as text.
+    ordered_json t = ordered[i];
+    t["content"] = calls && (!m.contains("content") || m["content"].is_null())
+                       ? ordered_json(nullptr)
+                       : ordered_json(msg.content);
+    if (calls)
+      t["tool_calls"] =
+          read_tool_calls(m["tool_calls"], ordered[i]["tool_calls"], at + ".tool_calls");
+    if (t.contains("reasoning") && !t.contains("reasoning_content"))
+      t["reasoning_content"] = t["reasoning"];  // vLLM's newer name
+    r.template_messages.push_back(std::move(t));
     r.messages.push_back(std::move(msg));
   }
+}
+
+// tools: [{type: "function", function: {name, description, parameters}}].
+void read_tools(const json& v, const ordered_json& ordered, CompletionRequest& r) {
+  if (!v.is_array()) bad_type("tools", "an array", v);
+  if (v.size() > 128)
+    bad_value("tools", "at most 128 tools, got " + std::to_string(v.size()) + ".");
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string at = "tools[" + std::to_string(i) + "]";
+    const json& t = v[i];
+    if (!t.is_object()) bad_type(at, "an object", t);
+    if (t.value("type", "") != "function")
+      bad_value(at + ".type", "only 'function' tools are supported.");
+    if (!t.contains("function") || !t["function"].is_object())
+      bad_value(at + ".function", "required property is missing.");
+    if (!t["function"].contains("name") || !t["function"]["name"].is_string())
+      bad_value(at + ".function.name", "required property is missing.");
+  }
+  if (!v.empty()) r.tools = ordered;
 }
 
 [[noreturn]] void unsupported(const std::string& key, const std::string& why = ".") {
@@ -262,8 +332,12 @@ json parse_json_object(const std::string& body, const JsonLimits& limits) {
 CompletionRequest parse_completion_request(const std::string& body, bool chat,
                                            const JsonLimits& limits) {
   const json o = parse_json_object(body, limits);
+  // Again in the client's key order (the limits held for the first parse): the template writes
+  // tools and arguments with tojson, key by key as sent.
+  const ordered_json ordered = chat ? ordered_json::parse(body) : ordered_json();
   CompletionRequest r;
   r.chat = chat;
+  r.template_kwargs = ordered_json::object();
   // What each endpoint accepts; anything else is refused by name. The comments say how the
   // fields OpenAI defines are treated when they are not honoured in full.
   static const std::set<std::string> common = {"model",
@@ -271,6 +345,9 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
                                                "temperature",
                                                "top_p",
                                                "top_k",
+                                               "min_p",
+                                               "typical_p",
+                                               "repetition_penalty",
                                                "seed",
                                                "n",
                                                "stream",
@@ -287,11 +364,12 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
                                                "simple_hint"};
   static const std::set<std::string> completion_only = {"prompt", "echo", "best_of", "suffix"};
   static const std::set<std::string> chat_only = {
-      "messages", "max_completion_tokens", "top_logprobs", "response_format",
-      // accepted only at their neutral value (no tools, nothing stored, no other modality):
-      "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call", "store",
-      "metadata", "modalities", "audio", "prediction", "reasoning_effort", "service_tier",
-      "web_search_options", "verbosity", "prompt_cache_key", "safety_identifier"};
+      "messages", "max_completion_tokens", "top_logprobs", "response_format", "tools",
+      "tool_choice", "parallel_tool_calls", "chat_template_kwargs", "reasoning_effort",
+      "add_generation_prompt",
+      // accepted only at their neutral value (nothing stored, no other modality):
+      "functions", "function_call", "store", "metadata", "modalities", "audio", "prediction",
+      "service_tier", "web_search_options", "verbosity", "prompt_cache_key", "safety_identifier"};
   for (const auto& [k, _] : o.items())
     if (!common.count(k) && !(chat ? chat_only : completion_only).count(k))
       throw ApiError(400, "Unrecognized request argument supplied: " + k.substr(0, 64),
@@ -306,7 +384,17 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
     } else if (k == "prompt") {
       read_prompt(v, r);
     } else if (k == "messages") {
-      read_messages(v, r);
+      read_messages(v, ordered["messages"], r);
+    } else if (k == "tools") {
+      read_tools(v, ordered["tools"], r);
+    } else if (k == "chat_template_kwargs") {
+      if (!v.is_object()) bad_type(k, "an object", v);
+      for (const auto& [kk, kv] : ordered[k].items()) r.template_kwargs[kk] = kv;
+    } else if (k == "add_generation_prompt") {
+      r.add_generation_prompt = get_bool(o, k);
+    } else if (k == "reasoning_effort") {
+      if (!v.is_string()) bad_type(k, "a string", v);
+      r.template_kwargs[k] = v;
     } else if (k == "max_tokens" || k == "max_completion_tokens") {
       const auto n = static_cast<uint32_t>(get_int(o, k, 1, 1 << 24));
       if (k == "max_completion_tokens" || r.max_tokens_param != "max_completion_tokens") {
@@ -318,6 +406,14 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
     } else if (k == "top_p") {
       r.top_p = static_cast<float>(get_number(o, k, 0, 1));
       if (*r.top_p == 0) bad_value(k, "must be greater than 0, but got 0 instead.");
+    } else if (k == "min_p") {
+      r.min_p = static_cast<float>(get_number(o, k, 0, 1));
+    } else if (k == "typical_p") {
+      r.typical_p = static_cast<float>(get_number(o, k, 0, 1));
+      if (*r.typical_p == 0) bad_value(k, "must be greater than 0, but got 0 instead.");
+    } else if (k == "repetition_penalty") {
+      r.repetition_penalty = static_cast<float>(get_number(o, k, 0, 2));
+      if (*r.repetition_penalty == 0) bad_value(k, "must be greater than 0, but got 0 instead.");
     } else if (k == "top_k") {
       const int64_t x = get_int(o, k, -1, 1 << 24);
       r.top_k = static_cast<int32_t>(x < 0 ? 0 : x);
@@ -374,10 +470,14 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
     } else if (k == "response_format") {
       read_response_format(v);
     } else if (k == "tool_choice") {
-      if (!(v.is_string() && v.get<std::string>() == "none"))
-        unsupported(k, ": no tools are available.");
+      const std::string c = v.is_string() ? v.get<std::string>() : "";
+      if (c != "none" && c != "auto")
+        unsupported(k,
+                    ": only 'auto' and 'none' are; 'required' and a named function need "
+                    "constrained decoding.");
+      r.tool_choice = c;
     } else if (k == "parallel_tool_calls") {
-      if (!v.is_boolean()) bad_type(k, "a boolean", v);  // no tools, so nothing runs in parallel
+      if (!v.is_boolean()) bad_type(k, "a boolean", v);  // a model may call several either way
     } else if (k == "service_tier") {
       if (!(v.is_string() && (v.get<std::string>() == "auto" || v.get<std::string>() == "default")))
         unsupported(k, ": only 'auto' and 'default' are.");

@@ -22,10 +22,19 @@ struct CompletionRequest {
   std::optional<std::string> prompt_text;          // completions: text
   std::optional<std::vector<int32_t>> prompt_ids;  // completions: token ids
   std::vector<ChatMessage> messages;               // chat
+  // chat: what the template sees, in the client's key order: the messages (tool_calls'
+  // arguments as objects, text parts joined), the tools offered (null: none), and its kwargs
+  // (chat_template_kwargs, with reasoning_effort).
+  nlohmann::ordered_json template_messages, tools, template_kwargs;
+  std::string tool_choice = "auto";   // "auto" or "none" (the model may not call a tool)
+  bool add_generation_prompt = true;  // extension (vLLM): end with an open assistant turn
   std::optional<uint32_t> max_tokens;              // max_completion_tokens wins over max_tokens
   std::string max_tokens_param;                    // the field it came from, for messages
   std::optional<float> temperature, top_p;
   std::optional<int32_t> top_k;  // extension (vLLM): -1 or 0 = no limit
+  // extensions (vLLM, llama-server): min_p in [0, 1], typical_p in (0, 1], repetition_penalty
+  // in (0, 2] (text/sampler.h)
+  std::optional<float> min_p, typical_p, repetition_penalty;
   std::optional<uint64_t> seed;
   uint32_t n = 1;  // choices, each its own engine request (seed + index)
   bool stream = false;

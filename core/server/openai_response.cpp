@@ -24,10 +24,11 @@ json head(const ResponseMeta& m, bool chunk) {
   return j;
 }
 
-json usage(uint32_t prompt, uint32_t completion) {
-  return json{{"prompt_tokens", prompt},
-              {"completion_tokens", completion},
-              {"total_tokens", prompt + completion}};
+json usage_json(const Usage& u) {
+  return json{{"prompt_tokens", u.prompt},
+              {"completion_tokens", u.completion},
+              {"total_tokens", u.prompt + u.completion},
+              {"prompt_tokens_details", {{"cached_tokens", u.cached}}}};
 }
 
 std::string event(const json& j) {
@@ -73,12 +74,37 @@ json logprobs_json(const ResponseMeta& m, const std::vector<LogprobEntry>& lps) 
           {"text_offset", offsets}};
 }
 
+// OpenAI's tool_calls; a chunk's entries carry their index (each call arrives whole, its
+// arguments in one delta).
+json tool_calls_json(const std::vector<ToolCall>& calls, bool chunk) {
+  json out = json::array();
+  for (const ToolCall& t : calls) {
+    json c = {{"id", t.id},
+              {"type", "function"},
+              {"function", {{"name", t.name}, {"arguments", t.arguments}}}};
+    if (chunk) c["index"] = t.index;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// A chat message or delta: the content (null in a message that only calls tools), the
+// reasoning_content and tool_calls when the answer has them.
+json chat_message(const ChoicePart& p, bool chunk) {
+  json m = chunk ? json::object() : json{{"role", "assistant"}};
+  if (!chunk)
+    m["content"] = p.text.empty() && !p.tool_calls.empty() ? json(nullptr) : json(p.text);
+  else if (!p.text.empty() || (!p.finish_reason && p.reasoning.empty() && p.tool_calls.empty()))
+    m["content"] = p.text;
+  if (!p.reasoning.empty()) m["reasoning_content"] = p.reasoning;
+  if (!p.tool_calls.empty()) m["tool_calls"] = tool_calls_json(p.tool_calls, chunk);
+  return m;
+}
+
 json choice(const ResponseMeta& m, const ChoicePart& p, bool chunk) {
   json c = {{"index", p.index}};
   if (m.chat)
-    c[chunk ? "delta" : "message"] =
-        chunk ? (p.finish_reason && p.text.empty() ? json::object() : json{{"content", p.text}})
-              : json{{"role", "assistant"}, {"content", p.text}};
+    c[chunk ? "delta" : "message"] = chat_message(p, chunk);
   else
     c["text"] = p.text;
   c["logprobs"] =
@@ -95,11 +121,11 @@ const char* openai_finish_reason(engine::FinishReason r) {
 }
 
 std::string completion_body(const ResponseMeta& m, const std::vector<ChoicePart>& choices,
-                            uint32_t prompt_tokens, uint32_t completion_tokens) {
+                            const Usage& usage) {
   json j = head(m, false);
   j["choices"] = json::array();
   for (const auto& c : choices) j["choices"].push_back(choice(m, c, false));
-  j["usage"] = usage(prompt_tokens, completion_tokens);
+  j["usage"] = usage_json(usage);
   return dump(j);
 }
 
@@ -118,10 +144,10 @@ std::string chunk_event(const ResponseMeta& m, const ChoicePart& part) {
   return event(j);
 }
 
-std::string usage_event(const ResponseMeta& m, uint32_t prompt_tokens, uint32_t completion_tokens) {
+std::string usage_event(const ResponseMeta& m, const Usage& usage) {
   json j = head(m, true);
   j["choices"] = json::array();
-  j["usage"] = usage(prompt_tokens, completion_tokens);
+  j["usage"] = usage_json(usage);
   return event(j);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/request.h"
+#include "server/chat_output.h"
 
 namespace sy::server {
 
@@ -39,7 +40,9 @@ struct LogprobEntry {
 // A whole choice, or one streamed chunk of it.
 struct ChoicePart {
   uint32_t index = 0;
-  std::string text;
+  std::string text;                  // chat: the content
+  std::string reasoning;             // chat: reasoning_content
+  std::vector<ToolCall> tool_calls;  // chat
   std::vector<int32_t> tokens;
   std::vector<LogprobEntry> logprobs;
   const char* finish_reason = nullptr;  // set on the last part of a choice
@@ -49,12 +52,18 @@ struct ChoicePart {
 // full context). An aborted request gets an error instead, never a finish_reason.
 const char* openai_finish_reason(engine::FinishReason r);
 
+// The token counts of an answer. cached: prompt tokens the prefix cache held
+// (usage.prompt_tokens_details.cached_tokens, as OpenAI and vLLM report it).
+struct Usage {
+  uint32_t prompt = 0, completion = 0, cached = 0;
+};
+
 std::string completion_body(const ResponseMeta& m, const std::vector<ChoicePart>& choices,
-                            uint32_t prompt_tokens, uint32_t completion_tokens);
+                            const Usage& usage);
 // `data: {...}\n\n` events. Each chat choice's first chunk carries the assistant role.
 std::string role_event(const ResponseMeta& m, uint32_t index);
 std::string chunk_event(const ResponseMeta& m, const ChoicePart& part);
-std::string usage_event(const ResponseMeta& m, uint32_t prompt_tokens, uint32_t completion_tokens);
+std::string usage_event(const ResponseMeta& m, const Usage& usage);
 std::string error_event(const std::string& error_body);
 inline const char* done_event() {
   return "data: [DONE]\n\n";

@@ -276,6 +276,9 @@ void Server::routes() {
   s.Post(
       "/detokenize", [this](const Request& q, Response& r) { tokenize_->detokenize(q, r); },
       HttpServer::Pool::api);
+  s.Post(
+      "/apply-template", [this](const Request& q, Response& r) { tokenize_->apply_template(q, r); },
+      HttpServer::Pool::api);
   s.Get("/health", [this](const Request&, Response& r) {
     const auto d = router_.current();
     const Readiness st = readiness_;

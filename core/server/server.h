@@ -1,10 +1,10 @@
 // `switchyard serve`: the HTTP server over the router, the hot-swap reloader and the metrics.
 // Endpoints: POST /v1/completions, POST /v1/chat/completions, GET /v1/models[/<id>],
-// POST /tokenize, POST /detokenize, GET /health, GET /metrics, POST /admin/reload,
-// POST /admin/rollback, GET /admin/status.
-// Access: API keys guard /v1/*, /tokenize and /detokenize, an admin key /admin/* (without one,
-// loopback clients only), an optional metrics key /metrics (server/access.h); /admin/* POSTs
-// take application/json only.
+// POST /tokenize, POST /detokenize, POST /apply-template, GET /health, GET /metrics,
+// POST /admin/reload, POST /admin/rollback, GET /admin/status.
+// Access: API keys guard /v1/*, /tokenize, /detokenize and /apply-template, an admin key
+// /admin/* (without one, loopback clients only), an optional metrics key /metrics
+// (server/access.h); /admin/* POSTs take application/json only.
 #pragma once
 
 #include <atomic>

@@ -8,6 +8,7 @@
 #include "server/http/message.h"
 #include "server/openai_request.h"
 #include "server/utf8.h"
+#include "text/conversation.h"
 
 namespace sy::server {
 namespace {
@@ -108,10 +109,10 @@ void TokenizeService::tokenize(const http::Request& req, http::Response& res) {
     if (o.contains("messages")) {
       if (o.contains("parse_special"))
         bad("parse_special", "with 'messages' only the chat template's markup is parsed.");
-      const CompletionRequest cr =
+      CompletionRequest cr =
           parse_completion_request(json{{"messages", o["messages"]}}.dump(), true, limits_);
-      ids = chat_prompt_ids(runner->variant(), tok, cr.messages, bos,
-                            flag(o, "add_generation_prompt", true));
+      cr.add_generation_prompt = flag(o, "add_generation_prompt", true);
+      ids = chat_prompt(runner->variant(), tok, cr, bos).ids;
     } else {
       if (o.contains("add_generation_prompt"))
         bad("add_generation_prompt", "only applies to 'messages'.");
@@ -136,6 +137,19 @@ void TokenizeService::tokenize(const http::Request& req, http::Response& res) {
       for (int32_t id : ids) out["token_strs"].push_back(tok.vocab().tokens[id]);
     }
     reply(res, out);
+  } catch (const ApiError& e) {
+    refuse(res, e);
+  }
+}
+
+void TokenizeService::apply_template(const http::Request& req, http::Response& res) {
+  try {
+    // The body of a chat request (llama-server takes the same); what only generation reads is
+    // checked and ignored.
+    const CompletionRequest cr = parse_completion_request(req.body, true, limits_);
+    const auto runner = pick(router_, json{{"model", cr.model}}, model_name_, req);
+    const text::RenderedChat r = render_request(runner->variant(), *runner->tokenizer(), cr);
+    reply(res, json{{"prompt", r.text}});
   } catch (const ApiError& e) {
     refuse(res, e);
   }

@@ -5,6 +5,9 @@
 //               add_generation_prompt, model
 //               -> {"tokens": [...], "count": N, "max_model_len": C} (+ "token_strs")
 //   /detokenize {"tokens": [...], "model": M} -> {"content": T, "prompt": T}
+//   /apply-template a chat request's body (messages, tools, chat_template_kwargs,
+//               add_generation_prompt, ...) -> {"prompt": P}: the chat template's render
+//               (llama.cpp's endpoint)
 // Text goes through text::tokenize, as `switchyard tokenize` does.
 #pragma once
 
@@ -26,6 +29,7 @@ class TokenizeService {
       : router_(router), model_name_(std::move(model_name)), limits_(limits) {}
   void tokenize(const http::Request& req, http::Response& res);
   void detokenize(const http::Request& req, http::Response& res);
+  void apply_template(const http::Request& req, http::Response& res);
 
  private:
   Router& router_;

@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "jinja/template.h"
+
 namespace sy::text {
 
 const std::vector<std::string>& chat_format_names() {
@@ -155,22 +157,30 @@ ChatTemplate ChatTemplate::resolve(const std::string& configured_name,
     c.format_ = ChatFormat::chatml;  // llama.cpp's fallback for a file without a template
     return c;
   }
+  c.format_ = chat_format_by_name(*file_template);  // a family's bare name
+  if (c.format_) return c;
+  std::string why;
+  try {
+    c.jinja_ = std::make_shared<const jinja::Template>(*file_template);
+    c.source_ = *file_template;
+    return c;
+  } catch (const jinja::Error& e) {
+    why = e.what();
+  }
   c.format_ = detect_chat_format(*file_template);
-  if (!c.format_) {
+  if (c.format_) {
+    c.warning_ = "the model's chat template does not parse as Jinja (" + why +
+                 "); chats use the built-in '" + std::string(chat_format_name(*c.format_)) +
+                 "' format its markers name";
+  } else {
     std::string names;
     for (const auto& n : chat_format_names()) names += (names.empty() ? "" : ", ") + n;
     c.error_ = "The model's chat template (tokenizer.chat_template \"" + excerpt(*file_template) +
                "\") is not one of the template families Switchyard renders, so chat requests "
                "are refused (completions still work). Set [model] chat_template to one of: " +
-               names + ".";
+               names + ". It does not parse as Jinja either: " + why + ".";
   }
   return c;
-}
-
-RenderedChat ChatTemplate::render(const std::vector<ChatMessage>& messages,
-                                  bool add_generation_prompt) const {
-  if (!ok()) throw std::runtime_error(error_);
-  return render_chat(*format_, messages, add_generation_prompt);
 }
 
 }  // namespace sy::text

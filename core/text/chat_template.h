@@ -1,14 +1,22 @@
-// Chat prompts in the formats of llama.cpp's built-in chat formatter: a model's
-// tokenizer.chat_template (Jinja) is not run, it is recognised by its markers as one of these
-// families, as llama.cpp recognises it, and the conversation is written in that family's format.
+// Chat prompts. A model's own tokenizer.chat_template (Jinja) is run as Hugging Face's
+// apply_chat_template runs it (jinja/template.h). The formats of llama.cpp's built-in chat
+// formatter remain for files without a template, for a template the engine cannot parse (it is
+// recognised by its markers as one of these families, as llama.cpp recognises it), and for a
+// format named in [model] chat_template.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "text/tokenizer.h"
+
+namespace sy::jinja {
+class Template;
+}
 
 namespace sy::text {
 
@@ -82,22 +90,41 @@ std::optional<ChatFormat> detect_chat_format(std::string_view jinja);
 RenderedChat render_chat(ChatFormat format, const std::vector<ChatMessage>& messages,
                          bool add_generation_prompt);
 
-// The chat format a model uses: [model] chat_template when configured, else the family of its
-// tokenizer.chat_template, else chatml when the file has no template (llama.cpp's fallback). A
-// template no family matches leaves it unusable: error() says so, naming the template.
+struct Conversation;  // text/conversation.h
+
+// A chat template that fails to render: the message names the template line.
+class ChatTemplateError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How a model's chats become prompts: [model] chat_template when configured (a built-in format);
+// else its tokenizer.chat_template run as Jinja; else, when the template does not parse, the
+// built-in family its markers name (a warning() says why); else chatml when the file has no
+// template (llama.cpp's fallback). A template that neither parses nor matches a family leaves it
+// unusable: error() says so, naming the template.
 class ChatTemplate {
  public:
   static ChatTemplate resolve(const std::string& configured_name,
                               const std::optional<std::string>& file_template);
-  bool ok() const { return format_.has_value(); }
-  ChatFormat format() const { return *format_; }  // only when ok()
+  // The template's own text, run as Jinja, whatever it is (apply-template --template).
+  static ChatTemplate jinja(const std::string& source);
+
+  bool ok() const { return format_.has_value() || jinja_ != nullptr; }
+  bool is_jinja() const { return jinja_ != nullptr; }
+  ChatFormat format() const { return *format_; }  // only when ok() and !is_jinja()
   const std::string& error() const { return error_; }
-  // Throws std::runtime_error(error()) when !ok().
+  const std::string& warning() const { return warning_; }
+  const std::string& source() const { return source_; }  // the Jinja text, when is_jinja()
+  // Throws std::runtime_error(error()) when !ok(), ChatTemplateError when the Jinja template
+  // fails (raise_exception, an undefined value, a limit).
+  RenderedChat render(const Conversation& c) const;
   RenderedChat render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
 
  private:
   std::optional<ChatFormat> format_;
-  std::string error_;
+  std::shared_ptr<const jinja::Template> jinja_;
+  std::string error_, warning_, source_;
 };
 
 }  // namespace sy::text

@@ -1,5 +1,5 @@
-// Sampler: greedy, or temperature + top-k + top-p. The RNG and the draw are our own code so a
-// seed gives the same tokens with any standard library.
+// Sampler: greedy, or temperature + top-k + typical-p + top-p + min-p. The RNG and the draw are
+// our own code so a seed gives the same tokens with any standard library.
 #include "text/sampler.h"
 
 #include <algorithm>
@@ -48,14 +48,26 @@ double Sampler::next_uniform() {  // xoshiro256**
   return double(result >> 11) * 0x1.0p-53;
 }
 
+void Sampler::prompt(const std::vector<int32_t>& tokens) {
+  if (params_.repetition_penalty != 1.0f) seen_.insert(tokens.begin(), tokens.end());
+}
+
 int32_t Sampler::sample(const float* logits, int32_t n_vocab, TokenLogprob* lp) {
   if (n_vocab <= 0) throw std::invalid_argument("Sampler::sample: n_vocab must be positive");
   const bool penalties = params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
+  const bool repetition = params_.repetition_penalty != 1.0f;
   const float* x = logits;
-  if (!params_.logit_bias.empty() || (penalties && !counts_.empty())) {
+  if (!params_.logit_bias.empty() || (penalties && !counts_.empty()) ||
+      (repetition && !seen_.empty())) {
     adjusted_.assign(logits, logits + n_vocab);
     for (const auto& [id, bias] : params_.logit_bias)
       if (id >= 0 && id < n_vocab) adjusted_[id] += bias;
+    if (repetition)
+      for (int32_t id : seen_)
+        if (id >= 0 && id < n_vocab) {
+          float& v = adjusted_[id];
+          v = v > 0 ? v / params_.repetition_penalty : v * params_.repetition_penalty;
+        }
     for (const auto& [id, count] : counts_)
       if (id < n_vocab)
         adjusted_[id] -= params_.frequency_penalty * float(count) + params_.presence_penalty;
@@ -64,6 +76,7 @@ int32_t Sampler::sample(const float* logits, int32_t n_vocab, TokenLogprob* lp) 
   const int32_t token = pick(x, n_vocab);
   if (lp && params_.logprobs >= 0) logprob_of(x, n_vocab, token, *lp);
   if (penalties) ++counts_[token];
+  if (repetition) seen_.insert(token);
   return token;
 }
 
@@ -128,6 +141,30 @@ int32_t Sampler::pick(const float* logits, int32_t n_vocab) {
     total += c[i].weight;
   }
 
+  if (params_.typical_p < 1.0f && n > 1) {
+    // The candidates closest to the entropy in surprise, until they hold typical_p of the mass;
+    // then back in logit order, so top-p and the draw see them as before.
+    double entropy = 0;
+    for (int32_t i = 0; i < n; ++i)
+      if (c[i].weight > 0) entropy -= c[i].weight / total * std::log(c[i].weight / total);
+    auto distance = [&](const Candidate& a) {
+      return a.weight > 0 ? std::fabs(-std::log(a.weight / total) - entropy)
+                          : std::numeric_limits<double>::infinity();
+    };
+    std::sort(c.begin(), c.begin() + n, [&](const Candidate& a, const Candidate& b) {
+      const double da = distance(a), db = distance(b);
+      return da < db || (da == db && before(a, b));
+    });
+    const double target = double(std::max(params_.typical_p, 0.0f)) * total;
+    double cum = 0;
+    int32_t keep = 0;
+    while (keep < n && (keep == 0 || cum < target)) cum += c[keep++].weight;
+    n = keep;
+    std::sort(c.begin(), c.begin() + n, before);
+    sorted = true;
+    total = cum;
+  }
+
   if (params_.top_p < 1.0f) {
     // The smallest sorted prefix holding top_p of the mass. Without top-k only the prefix gets
     // sorted, grown geometrically, so a peaked distribution costs O(n_vocab).
@@ -152,6 +189,21 @@ int32_t Sampler::pick(const float* logits, int32_t n_vocab) {
     n = keep;
     total = 0;
     for (int32_t i = 0; i < n; ++i) total += c[i].weight;
+  }
+
+  if (params_.min_p > 0.0f) {
+    // Relative to the most likely candidate left; the order of the rest is kept.
+    double top = 0;
+    for (int32_t i = 0; i < n; ++i) top = std::max(top, c[i].weight);
+    const double floor = double(params_.min_p) * top;
+    int32_t kept = 0;
+    total = 0;
+    for (int32_t i = 0; i < n; ++i)
+      if (c[i].weight >= floor) {
+        c[kept++] = c[i];
+        total += c[i].weight;
+      }
+    n = kept;
   }
 
   // Candidates are walked in the order they stand: sorted when cut, else by id.

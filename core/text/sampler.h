@@ -1,11 +1,13 @@
-// Token sampling: greedy, or temperature with top-k and top-p, from a per-request seeded RNG so
-// that a request's tokens do not depend on what it was batched with. Before either, OpenAI's
-// logit_bias and presence / frequency penalties adjust the logits; the sampled token's
-// log-probability (and the most likely alternatives) can be reported from the adjusted logits.
+// Token sampling: greedy, or temperature with top-k, typical-p, top-p and min-p, from a
+// per-request seeded RNG so that a request's tokens do not depend on what it was batched with.
+// Before either, OpenAI's logit_bias, vLLM's repetition penalty and OpenAI's presence / frequency
+// penalties adjust the logits; the sampled token's log-probability (and the most likely
+// alternatives) can be reported from the adjusted logits.
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,15 @@ struct SamplingParams {
   float temperature = 0.0f;  // 0: greedy (argmax, lowest id wins ties)
   int32_t top_k = 0;         // 0: no limit
   float top_p = 1.0f;        // 1: no nucleus cut
+  // After temperature: keep the tokens whose probability is at least min_p times the most
+  // likely one's (vLLM, llama.cpp); 0: off.
+  float min_p = 0.0f;
+  // Locally typical sampling (llama.cpp's typical_p): the tokens whose surprise is closest to the
+  // distribution's entropy, as many as hold typical_p of the mass; 1: off.
+  float typical_p = 1.0f;
+  // vLLM's: a token already in the prompt or the output has its logit divided by this when
+  // positive, multiplied when not; 1: off.
+  float repetition_penalty = 1.0f;
   uint64_t seed = 0;
   // Over the tokens this sampler produced: logit -= frequency * count + presence * (count > 0).
   float presence_penalty = 0.0f, frequency_penalty = 0.0f;
@@ -37,6 +48,8 @@ class Sampler {
   // (and params().logprobs >= 0), receives the sampled token's log-probability.
   int32_t sample(const float* logits, int32_t n_vocab, TokenLogprob* lp = nullptr);
   const SamplingParams& params() const { return params_; }
+  // The prompt, for the repetition penalty (a no-op without one).
+  void prompt(const std::vector<int32_t>& tokens);
 
  private:
   int32_t pick(const float* logits, int32_t n_vocab);
@@ -53,6 +66,7 @@ class Sampler {
   std::vector<float> adjusted_;     // logits after bias and penalties
   std::vector<int32_t> order_;      // logprob alternatives
   std::unordered_map<int32_t, uint32_t> counts_;  // tokens produced, for the penalties
+  std::unordered_set<int32_t> seen_;  // prompt and output tokens, for the repetition penalty
 };
 
 }  // namespace sy::text

@@ -1,7 +1,8 @@
 // The official OpenAI Node SDK against `switchyard serve`: completions and chat, whole and
 // streamed, with n, stop, seed, logprobs, penalties, logit_bias, response_format, echo and
-// stream_options.include_usage; every field the SDK reads is checked; fields the server does not
-// honour come back as 400s naming them; a wrong key is the SDK's AuthenticationError.
+// stream_options.include_usage, tools and tool results; every field the SDK reads is checked;
+// fields the server does not honour come back as 400s naming them; a wrong key is the SDK's
+// AuthenticationError.
 // Usage: node conformance.mjs <base url, e.g. http://127.0.0.1:8000/v1> <api key>
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -196,10 +197,32 @@ await check("chat: helpers of the SDK (stream().finalChatCompletion)", async () 
   finishOk(done.choices[0].finish_reason);
 });
 
+await check("chat: tools offered, a tool call and its result in the history", async () => {
+  const tools = [{ type: "function",
+    function: { name: "get_weather", description: "weather", parameters: { type: "object",
+      properties: { city: { type: "string" } }, required: ["city"] } } }];
+  const messages = [
+    { role: "user", content: "Weather in Paris?" },
+    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function",
+      function: { name: "get_weather", arguments: JSON.stringify({ city: "Paris" }) } }] },
+    { role: "tool", tool_call_id: "call_1", content: "22 C" },
+  ];
+  const r = await client.chat.completions.create({ model: MODEL, messages, tools,
+    tool_choice: "auto", parallel_tool_calls: false, max_tokens: 3, temperature: 0 });
+  assert.equal(r.choices[0].message.role, "assistant");
+  finishOk(r.choices[0].finish_reason);
+  const stream = await client.chat.completions.create({ model: MODEL, messages, tools,
+    max_tokens: 3, temperature: 0, stream: true });
+  let chunks = 0;
+  for await (const c of stream) chunks += c.choices.length;
+  assert.ok(chunks > 0);
+});
+
 await check("refusals: 400 naming the field, 401 for a wrong key", async () => {
   const msg = [{ role: "user", content: "x" }];
   await refused(client.chat.completions.create({ model: MODEL, messages: msg,
-    tools: [{ type: "function", function: { name: "f", parameters: {} } }] }), 400, "tools");
+    tools: [{ type: "function", function: { name: "f", parameters: {} } }],
+    tool_choice: "required" }), 400, "tool_choice");
   await refused(client.chat.completions.create({ model: MODEL, messages: msg,
     response_format: { type: "json_object" } }), 400, "response_format.type");
   await refused(client.chat.completions.create({ model: MODEL, messages: msg,
