@@ -1,5 +1,6 @@
 // A chat answer read as its template's family writes it: reasoning in <think>, tool calls in
-// <tool_call>, content around them, the same however the text is cut into streamed pieces; and
+// <tool_call> (Hermes), after [TOOL_CALLS] (Mistral) or as the whole answer (Llama 3), content
+// around them, the same however the text is cut into streamed pieces; and
 // the OpenAI message and delta shapes that carry them.
 #include <gtest/gtest.h>
 
@@ -32,7 +33,7 @@ Read read(const OutputSyntax& s, const std::string& text, size_t piece) {
   return r;
 }
 
-const OutputSyntax kQwen3{true, false, true};
+const OutputSyntax kQwen3{true, false, CallSyntax::hermes};
 
 TEST(ChatOutput, SplitsReasoningToolCallsAndContentWhateverThePieces) {
   const std::string answer =
@@ -69,26 +70,69 @@ TEST(ChatOutput, WhatIsNotACallStaysText) {
 TEST(ChatOutput, FollowsTheSyntaxItIsGiven) {
   const std::string answer = "<think>r</think>c<tool_call>{\"name\": \"f\"}</tool_call>";
   // No tools offered (or tool_choice none): the call is text.
-  Read r = read({true, false, false}, answer, 1);
+  Read r = read({true, false, CallSyntax::none}, answer, 1);
   EXPECT_EQ(r.reasoning, "r");
   EXPECT_EQ(r.content, "c<tool_call>{\"name\": \"f\"}</tool_call>");
   // A template that does not think: <think> is text too.
-  r = read({false, false, false}, answer, 5);
+  r = read({false, false, CallSyntax::none}, answer, 5);
   EXPECT_EQ(r.content, answer);
   EXPECT_EQ(r.reasoning, "");
   // The prompt opened the think block (DeepSeek-R1's generation prompt): the answer starts in it.
-  r = read({true, true, false}, "still thinking</think>\nanswer", 2);
+  r = read({true, true, CallSyntax::none}, "still thinking</think>\nanswer", 2);
   EXPECT_EQ(r.reasoning, "still thinking");
   EXPECT_EQ(r.content, "answer");
 }
 
 TEST(ChatOutput, SyntaxComesFromTheTemplateAndThePrompt) {
   const std::string qwen3 = "...<tool_call>...</think>...";
-  EXPECT_TRUE(output_syntax(qwen3, "<|im_start|>assistant\n", true).tool_calls);
-  EXPECT_FALSE(output_syntax(qwen3, "<|im_start|>assistant\n", false).tool_calls);
+  EXPECT_EQ(output_syntax(qwen3, "<|im_start|>assistant\n", true).calls, CallSyntax::hermes);
+  EXPECT_EQ(output_syntax(qwen3, "<|im_start|>assistant\n", false).calls, CallSyntax::none);
   EXPECT_FALSE(output_syntax(qwen3, "<|im_start|>assistant\n", true).opens_in_think);
   EXPECT_TRUE(output_syntax(qwen3, "<|Assistant|><think>\n", false).opens_in_think);
   EXPECT_FALSE(output_syntax("{{ messages }}", "<think>\n", true).think);
+}
+
+TEST(ChatOutput, MistralCallsRunToTheEnd) {
+  const OutputSyntax mistral{false, false, CallSyntax::mistral};
+  // Nemo: a JSON list after [TOOL_CALLS].
+  Read r = read(mistral,
+                "Checking.[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"a\": 1}}, "
+                "{\"name\": \"g\", \"arguments\": {}}]",
+                3);
+  EXPECT_EQ(r.content, "Checking.");
+  ASSERT_EQ(r.calls.size(), 2u);
+  EXPECT_EQ(r.calls[0].arguments, R"({"a":1})");
+  EXPECT_EQ(r.calls[1].name, "g");
+  // Small 3.2, Devstral, Ministral 3: name[ARGS]{...} after each [TOOL_CALLS].
+  r = read(mistral, "[TOOL_CALLS]f[ARGS]{\"a\": 1}[TOOL_CALLS]g[CALL_ID]x1[ARGS]{}", 1);
+  EXPECT_EQ(r.content, "");
+  ASSERT_EQ(r.calls.size(), 2u);
+  EXPECT_EQ(r.calls[0].name, "f");
+  EXPECT_EQ(r.calls[1].name, "g");
+  EXPECT_EQ(r.calls[1].index, 1u);
+  // What does not parse is the text it was.
+  r = read(mistral, "a[TOOL_CALLS]f[ARGS]{oops", 2);
+  EXPECT_EQ(r.content, "a[TOOL_CALLS]f[ARGS]{oops");
+  EXPECT_TRUE(r.calls.empty());
+}
+
+TEST(ChatOutput, Llama3CallsAreTheWholeAnswer) {
+  const OutputSyntax llama3{false, false, CallSyntax::llama3};
+  Read r = read(llama3, " {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}", 2);
+  EXPECT_EQ(r.content, "");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].arguments, R"({"city":"Paris"})");
+  r = read(llama3, "<|python_tag|>{\"name\": \"f\", \"parameters\": {}}", 1);
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].name, "f");
+  // Words first: content, even if JSON follows; a JSON answer that is no call stays content.
+  r = read(llama3, "Sure: {\"name\": \"f\", \"parameters\": {}}", 1);
+  EXPECT_EQ(r.content, "Sure: {\"name\": \"f\", \"parameters\": {}}");
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(read(llama3, "{\"x\": 1}", 1).content, "{\"x\": 1}");
+  const std::string tmpl = "<|python_tag|> ... \"parameters\": ";
+  EXPECT_EQ(output_syntax(tmpl, "", true).calls, CallSyntax::llama3);
+  EXPECT_EQ(output_syntax("[TOOL_CALLS]", "", true).calls, CallSyntax::mistral);
 }
 
 TEST(ChatOutput, MessagesAndDeltasCarryReasoningAndToolCalls) {
