@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "text/chat_template.h"
+#include "text/conversation.h"
 
 namespace sy::text {
 namespace {
@@ -262,6 +263,35 @@ TEST(ChatTemplate, ResolveAndRefuse) {
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(e.what(), want);
   }
+}
+
+// A conversation file (apply-template --conversation) that is not one: the field and the fault.
+TEST(ChatTemplate, ConversationErrorsNameTheField) {
+  auto why = [](const char* text) {
+    try {
+      conversation_from_json(nlohmann::ordered_json::parse(text));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(why("[]"), "a conversation must be a JSON object");
+  EXPECT_EQ(why(R"({"messages": {}})"), "messages: expected an array");
+  EXPECT_EQ(why(R"({"messages": [], "add_generation_prompt": 1})"),
+            "add_generation_prompt: expected true or false");
+  EXPECT_EQ(why(R"({"messages": [], "kwargs": []})"), "kwargs: expected an object");
+  EXPECT_EQ(why(R"({"messages": [], "special_tokens": []})"),
+            "special_tokens: expected an object of strings");
+  EXPECT_EQ(why(R"({"messages": [], "special_tokens": {"bos_token": 1}})"),
+            "special_tokens.bos_token: expected a string");
+  EXPECT_EQ(why(R"({"messages": [], "strftime_now": "2025-13-01"})"),
+            "strftime_now: expected a date \"YYYY-MM-DD\"");
+  const Conversation c = conversation_from_json(
+      nlohmann::ordered_json::parse(R"({"messages": [], "strftime_now": "2025-06-15"})"));
+  ASSERT_TRUE(c.now.has_value());
+  const std::tm now = c.now.value_or(std::tm{});
+  EXPECT_EQ(now.tm_wday, 0);  // a Sunday
+  EXPECT_EQ(now.tm_yday, 165);
 }
 
 }  // namespace

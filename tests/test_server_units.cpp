@@ -222,6 +222,9 @@ TEST(OpenAiRequest, RefusalsHaveOpenAiErrorBodies) {
       body_of(R"({"prompt": "x", "repetition_penalty": 0})"),
       R"(400 {"error":{"code":"invalid_value","message":"Invalid 'repetition_penalty': must be greater than 0, but got 0 instead.","param":"repetition_penalty","type":"invalid_request_error"}})");
   EXPECT_EQ(
+      body_of(R"({"prompt": "x", "typical_p": 0})"),
+      R"(400 {"error":{"code":"invalid_value","message":"Invalid 'typical_p': must be greater than 0, but got 0 instead.","param":"typical_p","type":"invalid_request_error"}})");
+  EXPECT_EQ(
       body_of(R"({"prompt": "x", "min_p": 1.5})"),
       R"(400 {"error":{"code":"invalid_value","message":"Invalid 'min_p': number above maximum value. Expected a value <= 1, but got 1.5 instead.","param":"min_p","type":"invalid_request_error"}})");
   EXPECT_EQ(
