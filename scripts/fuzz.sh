@@ -3,7 +3,7 @@
 # their seed corpora and runs them. Every crash, leak, sanitizer report or hang fails the run;
 # its input lands in build-fuzz/findings/ (add it to tests/fuzz/regressions/<target>/ to keep it
 # as a regression test). Inputs in tests/fuzz/regressions/ are re-run first.
-#   scripts/fuzz.sh [--seconds 60] [--runs N] [--target gguf|http_request|plugin_note|jinja]...
+#   scripts/fuzz.sh [--seconds 60] [--runs N] [--target gguf|http_request|plugin_note|jinja|grammar]...
 #                   [--switchyard build/switchyard] [--jobs 1]
 # ctest runs it for about a minute (fuzz_gguf) and less for the others; a longer local run is
 #   scripts/fuzz.sh --target gguf --runs 1000000
@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1"; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(gguf http_request plugin_note jinja)
+[ ${#targets[@]} -gt 0 ] || targets=(gguf http_request plugin_note jinja grammar)
 out=$root/build-fuzz
 CXX=${CXX_FUZZ:-clang++-15}
 command -v "$CXX" >/dev/null || { echo "$CXX not found (scripts/install-deps.sh installs clang-15)"; exit 1; }
@@ -74,6 +74,10 @@ write_seeds() {  # write_seeds TARGET
         [ -f "$f" ] && cp "$f" "$d/"
       done
       printf '\x7fELF' >"$d/stub"
+      ;;
+    grammar)
+      # The grammars and schemas (with inputs) of the regression folder.
+      cp "$root"/tests/fuzz/regressions/grammar/* "$d/"
       ;;
     jinja)
       # Every feature case (with its variables) and every real chat template of the fixtures.

@@ -1,17 +1,18 @@
 # Fuzzing. The libFuzzer targets (tests/fuzz) need clang 15; scripts/fuzz.sh builds them into
 # build-fuzz and runs them over generated and reference seeds: about a minute for the GGUF reader
-# and tokenizer loader, half a minute for the Jinja engine, less for the HTTP parser and the
+# and tokenizer loader, half a minute for the Jinja engine, 20 s for the grammar layer, less for the HTTP parser and the
 # plugin-note reader. The inputs of past findings (tests/fuzz/regressions/<target>) are also
 # replayed in this build, without clang.
 set(SY_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
-foreach(t gguf http_request plugin_note jinja)
+foreach(t gguf http_request plugin_note jinja grammar)
   add_executable(fuzz_replay_${t} ${SY_FUZZ_DIR}/fuzz_${t}.cpp ${SY_FUZZ_DIR}/replay_main.cpp)
 endforeach()
 target_link_libraries(fuzz_replay_gguf PRIVATE switchyard_text)
 target_link_libraries(fuzz_replay_http_request PRIVATE switchyard_server)
 target_link_libraries(fuzz_replay_plugin_note PRIVATE switchyard_host)
 target_link_libraries(fuzz_replay_jinja PRIVATE switchyard_jinja)
-foreach(t gguf http_request plugin_note jinja)
+target_link_libraries(fuzz_replay_grammar PRIVATE switchyard_grammar)
+foreach(t gguf http_request plugin_note jinja grammar)
   add_test(NAME fuzz_replay_${t} COMMAND fuzz_replay_${t} ${SY_FUZZ_DIR}/regressions/${t})
   set_tests_properties(fuzz_replay_${t} PROPERTIES PASS_REGULAR_EXPRESSION "replayed [1-9][0-9]* inputs")
 endforeach()
@@ -22,7 +23,8 @@ if(SY_CLANGXX15)
   set(SY_FUZZ_SECONDS_http_request 20)
   set(SY_FUZZ_SECONDS_plugin_note 10)
   set(SY_FUZZ_SECONDS_jinja 30)
-  foreach(t gguf http_request plugin_note jinja)
+  set(SY_FUZZ_SECONDS_grammar 20)
+  foreach(t gguf http_request plugin_note jinja grammar)
     add_test(NAME fuzz_${t} COMMAND ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh --seconds ${SY_FUZZ_SECONDS_${t}}
       --target ${t} --switchyard $<TARGET_FILE:switchyard>)
     set_tests_properties(fuzz_${t} PROPERTIES TIMEOUT 1200

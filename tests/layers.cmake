@@ -26,6 +26,7 @@ switchyard_layer_probe(layer_gguf_sees_no_text refused switchyard_gguf text/toke
 switchyard_layer_probe(layer_text_sees_no_host refused switchyard_text host/log.h)
 # The Jinja engine stands alone: it sees no tokenizer (text sees it, not the reverse).
 switchyard_layer_probe(layer_jinja_sees_no_text refused switchyard_jinja text/tokenizer.h)
+switchyard_layer_probe(layer_grammar_sees_no_text refused switchyard_grammar text/tokenizer.h)
 switchyard_layer_probe(layer_host_sees_no_model refused switchyard_host model/model.h)
 switchyard_layer_probe(layer_model_sees_no_engine refused switchyard_model engine/engine.h)
 switchyard_layer_probe(layer_model_sees_no_config refused switchyard_model config/config.h)

@@ -2,7 +2,7 @@
 # shadow, and a few-second loopback load smoke of `switchyard bench-serve`.
 foreach(t test_server_config test_server_units test_server_runner test_server_http test_server_swap
     test_chat_output
-    test_server_limits test_server_openai test_server_tokenize)
+    test_server_limits test_server_openai test_server_tokenize test_server_structured)
   switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server switchyard_modelgen)
   add_dependencies(${t} switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_backend_cpu_ref)
 endforeach()

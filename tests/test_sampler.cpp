@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "grammar/gbnf.h"
 #include "text/sampler.h"
 
 namespace sy::text {
@@ -343,5 +344,68 @@ TEST(Sampler, LogprobsAreTheLogSoftmaxOfTheAdjustedLogits) {
   EXPECT_EQ(b.sample(banned.data(), 3, &lp), 0);
   EXPECT_NEAR(lp.logprob, 0.0f, 1e-6);
   EXPECT_EQ(lp.top[1].second, -9999.0f);
+}
+
+namespace {
+
+// A grammar over a made-up vocabulary: id 0 ends generation, the others spell bytes.
+std::shared_ptr<const TokenGrammar> vocab_grammar(const std::string& gbnf,
+                                                  const std::vector<std::string>& vocab) {
+  auto g = std::make_shared<TokenGrammar>();
+  g->rules = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf));
+  g->trie = std::make_shared<const grammar::TokenTrie>(vocab);
+  g->end = {0};
+  return g;
+}
+
+}  // namespace
+
+TEST(Sampler, GrammarKeepsGreedyOutputInsideItAndEndsWhenComplete) {
+  const std::vector<std::string> vocab = {"", "{", "}", "\"", "a", "b", ":", "1", "x", "\"a\""};
+  SamplingParams p = params(0.0f);
+  p.grammar = vocab_grammar(R"g(root ::= "{" "\"a\"" ":" [0-9]+ "}")g", vocab);
+  Sampler s(p);
+  // The model prefers "x", then ids in order; the grammar decides what is left.
+  std::vector<float> logits = {0.5f, 1, 2, 3, 4, 5, 6, 7, 9, 0.1f};
+  std::string out;
+  for (int i = 0; i < 10 && !s.finished(); ++i) {
+    const int32_t t = s.sample(logits.data(), int32_t(logits.size()));
+    ASSERT_NE(t, 8) << "the grammar refuses x";
+    out += vocab[size_t(t)];
+    if (out.size() > 6) logits[7] = -1;  // enough digits: the model now prefers to stop
+  }
+  EXPECT_EQ(out, "{\"a\":11}");
+  EXPECT_TRUE(s.finished());
+}
+
+TEST(Sampler, GrammarAllowsEndOnlyOnceTheOutputIsComplete) {
+  const std::vector<std::string> vocab = {"", "a", "b"};
+  SamplingParams p = params(0.0f);
+  p.grammar = vocab_grammar(R"(root ::= "a" "b"*)", vocab);
+  Sampler s(p);
+  const std::vector<float> end_first = {5, 1, 0};
+  EXPECT_EQ(s.sample(end_first.data(), 3), 1);  // "a" is required before the end
+  EXPECT_FALSE(s.finished());
+  EXPECT_EQ(s.sample(end_first.data(), 3), 0);  // now the end is allowed, and taken
+  EXPECT_TRUE(s.finished());
+}
+
+TEST(Sampler, GrammarSamplesFromTheMaskedDistribution) {
+  // Draw-then-check must give each allowed token its masked softmax probability.
+  const std::vector<std::string> vocab = {"", "a", "b", "c", "d", "e", "f"};
+  SamplingParams p = params(1.0f, 0, 1.0f, 99);
+  p.grammar = vocab_grammar(R"(root ::= [ace] [a-f]*)", vocab);
+  const std::vector<float> logits = {-9, 0.3f, 1.5f, -0.2f, 2.0f, 0.9f, 1.1f};
+  std::vector<double> masked = {0, std::exp(0.3), 0, std::exp(-0.2), 0, std::exp(0.9), 0};
+  double z = 0;
+  for (double v : masked) z += v;
+  const int draws = 40000;
+  std::vector<double> f(logits.size());
+  for (int i = 0; i < draws; ++i) {
+    Sampler s(p);  // the first token each time: only a, c, e allowed
+    p.seed += 1;
+    f[size_t(s.sample(logits.data(), int32_t(logits.size())))] += 1.0 / draws;
+  }
+  for (size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(f[i], masked[i] / z, 0.01) << i;
 }
 }  // namespace sy::text

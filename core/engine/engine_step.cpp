@@ -286,6 +286,8 @@ StepStats Engine::commit(Batch& b) {
     if (on_token) on_token(r, tok);
     if (r.spec.stop_at_eos && std::find(lim_.eos.begin(), lim_.eos.end(), tok) != lim_.eos.end())
       finish(r, FinishReason::stop, now);
+    else if (r.sampler.finished())  // a grammar's output is complete
+      finish(r, FinishReason::stop, now);
     else if (r.output.size() >= r.spec.max_new_tokens)
       finish(r, FinishReason::length, now);
     else if (r.known_tokens() >= lim_.max_context)

@@ -1,6 +1,7 @@
 #include "server/chat_prompt.h"
 
 #include "server/api_error.h"
+#include "server/output_grammar.h"
 #include "text/conversation.h"
 
 namespace sy::server {
@@ -37,6 +38,8 @@ ChatPrompt chat_prompt(const engine::Variant& variant, const text::Tokenizer& to
   ChatPrompt out;
   out.syntax = output_syntax(variant.chat_template.source(), r.text,
                              !cr.tools.is_null() && cr.tool_choice != "none");
+  if (cr.tool_choice == "required" || cr.tool_choice == "function")
+    out.grammar = tool_call_grammar(out.syntax, cr.tools, cr.tool_name, cr.parallel_tool_calls);
   const int32_t bos = tok.vocab().bos;
   if (add_bos && bos >= 0) {
     const std::string& s = tok.vocab().tokens[static_cast<size_t>(bos)];

@@ -27,6 +27,8 @@ text::RenderedChat render_request(const engine::Variant& variant, const text::To
 struct ChatPrompt {
   std::vector<int32_t> ids;
   OutputSyntax syntax;  // how to read what the model answers
+  // tool_choice "required" or a named function: the calls the output must be; else null.
+  std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 // The request's prompt (render_request) as token ids. add_bos: prepend BOS (a chat request does as

@@ -221,6 +221,7 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
     if (chat) {
       ChatPrompt cp = chat_prompt(runner.variant(), *tok, cr, tok->vocab().add_bos);
       spec.prompt = std::move(cp.ids);
+      if (cp.grammar) spec.sampling.grammar = text::TokenGrammar::make(*tok, cp.grammar);
       if (syntax) *syntax = cp.syntax;
     } else if (cr.prompt_text)
       spec.prompt = text::tokenize(*tok, *cr.prompt_text,
@@ -251,6 +252,7 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
   spec.sampling.frequency_penalty = cr.frequency_penalty;
   spec.sampling.logit_bias = cr.logit_bias;
   spec.sampling.logprobs = cr.logprobs;
+  if (cr.grammar) spec.sampling.grammar = text::TokenGrammar::make(*tok, cr.grammar);
   spec.stop_at_eos = !cr.ignore_eos;
   spec.priority = cr.priority.value_or(0);
   spec.simple_hint = cr.simple_hint;

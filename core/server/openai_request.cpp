@@ -6,6 +6,7 @@
 #include <set>
 
 #include "server/api_error.h"
+#include "server/output_grammar.h"
 
 namespace sy::server {
 namespace {
@@ -295,21 +296,24 @@ std::vector<std::pair<int32_t, float>> read_logit_bias(const json& v) {
   return out;
 }
 
-void read_response_format(const json& v) {
-  if (!v.is_object()) bad_type("response_format", "an object", v);
-  for (const auto& [k, _] : v.items())
-    if (k != "type")
-      throw ApiError(400, "Unrecognized request argument supplied: response_format." + k,
-                     "invalid_request_error", "response_format." + k, "unknown_parameter");
-  if (!v.contains("type") || !v["type"].is_string())
-    bad_value("response_format.type", "required property is missing.");
-  const std::string t = v["type"].get<std::string>();
-  if (t != "text")
-    throw ApiError(
-        400,
-        "Invalid 'response_format.type': only 'text' is supported by this server, got '" +
-            t.substr(0, 64) + "'.",
-        "invalid_request_error", "response_format.type", "unsupported_value");
+// "none", "auto", "required", or {"type": "function", "function": {"name": ...}}.
+void read_tool_choice(const json& v, CompletionRequest& r) {
+  if (v.is_string()) {
+    const std::string c = v.get<std::string>();
+    if (c != "none" && c != "auto" && c != "required")
+      bad_value("tool_choice", "expected 'none', 'auto', 'required' or a function, got '" +
+                                   c.substr(0, 64) + "'.");
+    r.tool_choice = c;
+    return;
+  }
+  if (!v.is_object()) bad_type("tool_choice", "a string or an object", v);
+  if (v.value("type", "") != "function")
+    bad_value("tool_choice.type", "only 'function' is supported.");
+  if (!v.contains("function") || !v["function"].is_object() || !v["function"].contains("name") ||
+      !v["function"]["name"].is_string())
+    bad_value("tool_choice.function.name", "required property is missing.");
+  r.tool_choice = "function";
+  r.tool_name = v["function"]["name"].get<std::string>();
 }
 
 }  // namespace
@@ -361,12 +365,13 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
                                                "ignore_eos",
                                                "logprobs",
                                                "priority",
-                                               "simple_hint"};
+                                               "simple_hint",
+                                               "response_format",
+                                               "grammar"};
   static const std::set<std::string> completion_only = {"prompt", "echo", "best_of", "suffix"};
   static const std::set<std::string> chat_only = {
-      "messages", "max_completion_tokens", "top_logprobs", "response_format", "tools",
-      "tool_choice", "parallel_tool_calls", "chat_template_kwargs", "reasoning_effort",
-      "add_generation_prompt",
+      "messages", "max_completion_tokens", "top_logprobs", "tools", "tool_choice",
+      "parallel_tool_calls", "chat_template_kwargs", "reasoning_effort", "add_generation_prompt",
       // accepted only at their neutral value (nothing stored, no other modality):
       "functions", "function_call", "store", "metadata", "modalities", "audio", "prediction",
       "service_tier", "web_search_options", "verbosity", "prompt_cache_key", "safety_identifier"};
@@ -376,6 +381,7 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
                      "invalid_request_error", k.substr(0, 64), "unknown_parameter");
   bool chat_logprobs = false;
   std::optional<int64_t> top_logprobs, best_of;
+  std::string gbnf, format_gbnf;  // the grammar field, response_format's
   for (const auto& [k, v] : o.items()) {
     if (v.is_null()) continue;  // null means "default" throughout the OpenAI API
     if (k == "model") {
@@ -468,16 +474,15 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
       if (v.size() > 1024) bad_value(k, "at most 1024 token ids.");
       r.stop_token_ids = token_ids(v, k);
     } else if (k == "response_format") {
-      read_response_format(v);
+      format_gbnf = response_format_gbnf(v);
+    } else if (k == "grammar") {
+      if (!v.is_string()) bad_type(k, "a string", v);
+      gbnf = v.get<std::string>();
     } else if (k == "tool_choice") {
-      const std::string c = v.is_string() ? v.get<std::string>() : "";
-      if (c != "none" && c != "auto")
-        unsupported(k,
-                    ": only 'auto' and 'none' are; 'required' and a named function need "
-                    "constrained decoding.");
-      r.tool_choice = c;
+      read_tool_choice(v, r);
     } else if (k == "parallel_tool_calls") {
-      if (!v.is_boolean()) bad_type(k, "a boolean", v);  // a model may call several either way
+      if (!v.is_boolean()) bad_type(k, "a boolean", v);
+      r.parallel_tool_calls = v.get<bool>();
     } else if (k == "service_tier") {
       if (!(v.is_string() && (v.get<std::string>() == "auto" || v.get<std::string>() == "default")))
         unsupported(k, ": only 'auto' and 'default' are.");
@@ -500,6 +505,18 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
                    "'echo' together with 'logprobs' is not supported by this server: it would need "
                    "the prompt's log-probabilities.",
                    "invalid_request_error", "echo", "unsupported_parameter");
+  if (!gbnf.empty() && !format_gbnf.empty())
+    bad_value("grammar", "give either 'grammar' or a JSON 'response_format', not both.");
+  if (!gbnf.empty()) r.grammar = compile_gbnf(gbnf, "grammar");
+  if (!format_gbnf.empty()) r.grammar = compile_gbnf(format_gbnf, "response_format");
+  if (r.tool_choice == "required" || r.tool_choice == "function") {
+    if (r.tools.is_null())
+      bad_value("tool_choice", "'required' or a named function needs 'tools'.");
+    if (r.grammar)
+      bad_value("tool_choice",
+                "'required' or a named function cannot be combined with 'grammar' "
+                "or a JSON 'response_format'.");
+  }
   if (chat && r.messages.empty()) bad_value("messages", "required property is missing.");
   if (!chat && !r.prompt_text && !r.prompt_ids)
     bad_value("prompt", "required property is missing.");

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "grammar/grammar.h"
 #include "server/json_body.h"
 
 namespace sy::server {
@@ -26,7 +28,14 @@ struct CompletionRequest {
   // arguments as objects, text parts joined), the tools offered (null: none), and its kwargs
   // (chat_template_kwargs, with reasoning_effort).
   nlohmann::ordered_json template_messages, tools, template_kwargs;
-  std::string tool_choice = "auto";   // "auto" or "none" (the model may not call a tool)
+  // "auto", "none" (the model may not call a tool), "required" (it must call one) or
+  // "function" (it must call tool_name); the last two constrain the output to the call syntax.
+  std::string tool_choice = "auto";
+  std::string tool_name;
+  bool parallel_tool_calls = true;
+  // The output's grammar: llama-server's `grammar` (GBNF) or response_format json_object /
+  // json_schema, compiled; null: free text (tool_choice's grammar comes with the prompt).
+  std::shared_ptr<const grammar::Grammar> grammar;
   bool add_generation_prompt = true;  // extension (vLLM): end with an open assistant turn
   std::optional<uint32_t> max_tokens;              // max_completion_tokens wins over max_tokens
   std::string max_tokens_param;                    // the field it came from, for messages

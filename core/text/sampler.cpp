@@ -32,6 +32,7 @@ float clean(float x) {
 }  // namespace
 
 Sampler::Sampler(const SamplingParams& params) : params_(params) {
+  if (params.grammar) grammar_.emplace(params.grammar);
   uint64_t x = params.seed;
   for (auto& s : state_) s = splitmix64(x);
 }
@@ -73,7 +74,13 @@ int32_t Sampler::sample(const float* logits, int32_t n_vocab, TokenLogprob* lp) 
         adjusted_[id] -= params_.frequency_penalty * float(count) + params_.presence_penalty;
     x = adjusted_.data();
   }
-  const int32_t token = pick(x, n_vocab);
+  int32_t token = pick(x, n_vocab);
+  if (grammar_ && !grammar_->allows(token)) {
+    masked_.assign(x, x + n_vocab);
+    grammar_->mask(masked_.data(), n_vocab);
+    token = pick(masked_.data(), n_vocab);
+  }
+  if (grammar_) grammar_->accept(token);
   if (lp && params_.logprobs >= 0) logprob_of(x, n_vocab, token, *lp);
   if (penalties) ++counts_[token];
   if (repetition) seen_.insert(token);

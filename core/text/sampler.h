@@ -6,10 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "text/token_grammar.h"
 
 namespace sy::text {
 
@@ -31,6 +35,8 @@ struct SamplingParams {
   float presence_penalty = 0.0f, frequency_penalty = 0.0f;
   std::vector<std::pair<int32_t, float>> logit_bias;  // added to those tokens' logits
   int32_t logprobs = -1;  // >= 0: report each sampled token's logprob and this many alternatives
+  // Output kept inside a grammar (GBNF, JSON schema, tool calls); null: free.
+  std::shared_ptr<const TokenGrammar> grammar;
 };
 
 // log softmax at temperature 1 of the adjusted logits; -9999 stands for an impossible token.
@@ -40,7 +46,10 @@ struct TokenLogprob {
   std::vector<std::pair<int32_t, float>> top;  // the `logprobs` most likely, best first
 };
 
-// Not thread-safe; one per request. The non-greedy path takes exactly one draw per sample().
+// Not thread-safe; one per request. The non-greedy path takes one draw per sample(), and a second
+// when a grammar refuses the first token: it is then drawn again from the masked distribution,
+// which gives each allowed token exactly its masked probability while the common case (the
+// model's choice fits) never computes a mask. Logprobs are the model's, before the mask.
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);
@@ -50,6 +59,8 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
   // The prompt, for the repetition penalty (a no-op without one).
   void prompt(const std::vector<int32_t>& tokens);
+  // The grammar's output is complete and nothing may follow (never without a grammar).
+  bool finished() const { return grammar_ && grammar_->finished(); }
 
  private:
   int32_t pick(const float* logits, int32_t n_vocab);
@@ -67,6 +78,8 @@ class Sampler {
   std::vector<int32_t> order_;      // logprob alternatives
   std::unordered_map<int32_t, uint32_t> counts_;  // tokens produced, for the penalties
   std::unordered_set<int32_t> seen_;  // prompt and output tokens, for the repetition penalty
+  std::optional<GrammarState> grammar_;
+  std::vector<float> masked_;
 };
 
 }  // namespace sy::text

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "grammar/token_trie.h"
 #include "text/tokenizer_impl.h"
 
 namespace sy::text {
@@ -392,4 +393,15 @@ std::vector<Fragment> VocabTokenizer::split_specials(std::string_view text, bool
 }
 
 }  // namespace detail
+
+std::shared_ptr<const grammar::TokenTrie> Tokenizer::token_trie() const {
+  std::call_once(trie_once_, [this] {
+    std::vector<std::string> bytes(static_cast<size_t>(n_vocab()));
+    for (int32_t id = 0; id < n_vocab(); ++id)
+      if (!std::binary_search(eog_.begin(), eog_.end(), id)) bytes[size_t(id)] = piece(id);
+    trie_ = std::make_shared<const grammar::TokenTrie>(std::move(bytes));
+  });
+  return trie_;
+}
+
 }  // namespace sy::text

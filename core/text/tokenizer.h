@@ -6,12 +6,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sy::gguf {
 class File;
+}
+namespace sy::grammar {
+class TokenTrie;
 }
 
 namespace sy::text {
@@ -77,6 +81,9 @@ class Tokenizer {
   // Every id that ends generation: eos, eot, eom and the tokens llama.cpp recognises by their
   // text as end-of-turn markers (<|eot_id|>, <|im_end|>, <|end|>, <end_of_turn>, ...), sorted.
   const std::vector<int32_t>& end_of_generation() const { return eog_; }
+  // Every token's output bytes as a trie, for grammar masks; built on first use, then shared.
+  // End-of-generation and other control tokens have no bytes in it.
+  std::shared_ptr<const grammar::TokenTrie> token_trie() const;
 
   static std::unique_ptr<Tokenizer> create(Vocab vocab);  // throws std::runtime_error
   // Reads tokenizer.ggml.* keys; throws std::runtime_error naming the missing/bad key.
@@ -89,6 +96,10 @@ class Tokenizer {
                                            const std::vector<TextSpan>* trusted) const = 0;
   Vocab vocab_;
   std::vector<int32_t> eog_;
+
+ private:
+  mutable std::once_flag trie_once_;
+  mutable std::shared_ptr<const grammar::TokenTrie> trie_;
 };
 
 // What `switchyard tokenize` and the server's POST /tokenize do with a text.

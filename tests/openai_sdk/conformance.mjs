@@ -1,5 +1,6 @@
 // The official OpenAI Node SDK against `switchyard serve`: completions and chat, whole and
-// streamed, with n, stop, seed, logprobs, penalties, logit_bias, response_format, echo and
+// streamed, with n, stop, seed, logprobs, penalties, logit_bias, response_format (json_schema
+// through the SDK's parse helper), echo and
 // stream_options.include_usage, tools and tool results; every field the SDK reads is checked;
 // fields the server does not honour come back as 400s naming them; a wrong key is the SDK's
 // AuthenticationError.
@@ -218,13 +219,34 @@ await check("chat: tools offered, a tool call and its result in the history", as
   assert.ok(chunks > 0);
 });
 
+await check("chat: json_schema output through the SDK's parse helper", async () => {
+  const schema = { type: "object", additionalProperties: false, required: ["answer", "score"],
+    properties: { answer: { enum: ["yes", "no"] }, score: { type: "integer" } } };
+  const r = await client.chat.completions.parse({ model: MODEL,
+    messages: [{ role: "user", content: "ok?" }], max_tokens: 100, temperature: 0,
+    response_format: { type: "json_schema", json_schema: { name: "verdict", strict: true, schema } },
+  });
+  assert.equal(r.choices[0].finish_reason, "stop");
+  const p = r.choices[0].message.parsed;
+  assert.deepEqual(Object.keys(p), ["answer", "score"]);
+  assert.ok(p.answer === "yes" || p.answer === "no", JSON.stringify(p));
+  assert.ok(Number.isInteger(p.score), JSON.stringify(p));
+  const o = await client.chat.completions.create({ model: MODEL, max_tokens: 100,
+    messages: [{ role: "user", content: "json" }], response_format: { type: "json_object" },
+    temperature: 0.8, seed: 3 });
+  assert.equal(o.choices[0].message.content[0], "{");
+});
+
 await check("refusals: 400 naming the field, 401 for a wrong key", async () => {
   const msg = [{ role: "user", content: "x" }];
   await refused(client.chat.completions.create({ model: MODEL, messages: msg,
     tools: [{ type: "function", function: { name: "f", parameters: {} } }],
     tool_choice: "required" }), 400, "tool_choice");
   await refused(client.chat.completions.create({ model: MODEL, messages: msg,
-    response_format: { type: "json_object" } }), 400, "response_format.type");
+    response_format: { type: "json_schema", json_schema: { name: "x",
+      schema: { type: "string", pattern: "^a+$" } } } }), 400, "response_format.json_schema.schema");
+  await refused(client.completions.create({ model: MODEL, prompt: "x", grammar: "root ::= y" }),
+    400, "grammar");
   await refused(client.chat.completions.create({ model: MODEL, messages: msg,
     audio: { voice: "alloy", format: "wav" }, modalities: ["text", "audio"] }), 400, "audio");
   await refused(client.chat.completions.create({ model: MODEL, messages: msg, store: true }),
