@@ -34,6 +34,7 @@ port = 0
 max_queue = 7
 request_timeout_s = 2.5
 model_name = "tiny"
+priority_order = "vllm"
 
 [model]
 path = "m.gguf"
@@ -56,6 +57,7 @@ max_wait_ms = 3
   EXPECT_EQ(c.serve.model_name, "tiny");
   EXPECT_EQ(c.serve.baseline, "default");
   EXPECT_EQ(c.serve.host, "127.0.0.1");
+  EXPECT_EQ(c.serve.priority_order, "vllm");
   EXPECT_FALSE(c.serve.shadow);
 }
 
@@ -91,6 +93,8 @@ TEST(ServeConfig, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(error_of("[serve]\nport = 70000\n"),
             "s.toml:2:8: serve.port: must be in [0, 65535], got 70000");
   EXPECT_EQ(error_of("[serve]\nbogus = 1\n"), "s.toml:2:1: serve.bogus: unknown key");
+  EXPECT_EQ(error_of("[serve]\npriority_order = \"smaller\"\n"),
+            "s.toml:2:18: serve.priority_order: must be \"larger_first\" or \"vllm\"");
   EXPECT_EQ(error_of("[serve]\nshadow = 3\n"),
             "s.toml:2:10: serve.shadow: expected a table, got integer");
   EXPECT_EQ(error_of("[serve]\nshadow = { variant = \"a\" }\n" +

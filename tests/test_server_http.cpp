@@ -145,7 +145,7 @@ TEST(ServerHttp, BadInputGetsExactErrorsAndTheServerKeepsServing) {
       {"/v1/completions", R"({"prompt": "x", "best": 1})", 400,
        R"({"error":{"code":"unknown_parameter","message":"Unrecognized request argument supplied: best","param":"best","type":"invalid_request_error"}})"},
       {"/v1/completions", R"({"prompt": "x", "max_tokens": 0})", 400,
-       R"({"error":{"code":"invalid_value","message":"Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.","param":"max_tokens","type":"invalid_request_error"}})"},
+       R"({"error":{"code":"invalid_value","message":"Invalid 'max_tokens': 0 is only allowed with 'echo' (the prompt scored, nothing generated).","param":"max_tokens","type":"invalid_request_error"}})"},
       {"/v1/completions", R"({"prompt": "x", "max_tokens": 600})", 400,
        R"({"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 512 tokens. However, you requested 605 tokens (5 in the prompt, 600 for the completion). Please reduce the length of the prompt or completion.","param":"prompt","type":"invalid_request_error"}})"},
       {"/v1/completions", "{\"prompt\": \"" + p600 + "\", \"max_tokens\": 1}", 400,

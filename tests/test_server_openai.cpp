@@ -5,6 +5,11 @@
 // field refused by name. Also the pieces: stop matching, the request parser, the HTTP parser.
 #include <sstream>
 
+#include "gguf/gguf.h"
+#include "host/backend.h"
+#include "host/plugin_host.h"
+#include "model/evaluate.h"
+#include "model/model.h"
 #include "raw_http.h"
 #include "server/api_error.h"
 #include "server/choice_text.h"
@@ -292,6 +297,65 @@ TEST(OpenAiFeatures, LogitBiasPenaltiesEchoAndFormat) {
   EXPECT_EQ(s.post("/v1/chat/completions", fmt)->status, 200);
 }
 
+// lm-eval's loglikelihood request: echo, logprobs and max_tokens 0 score a prompt without
+// generating; each token's logprob is the log softmax of the logits `switchyard eval` gives at
+// the position before it (model::evaluate, the whole prompt in one batch), to 1e-4.
+TEST(OpenAiFeatures, EchoLogprobsScoreThePromptAsEvalDoes) {
+  TestServer s("echo-score", config());
+  const auto& tok = tokenizer_of(s);
+  const std::vector<int32_t> prompt = tok.encode("The quick brown fox jumps over the dog", true);
+  json req = {
+      {"prompt", prompt}, {"echo", true}, {"logprobs", 2}, {"max_tokens", 0}, {"temperature", 0}};
+  const auto res = s.post("/v1/completions", req);
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  const json r = json::parse(res->body);
+  const json& c = r["choices"][0];
+  ASSERT_TRUE(c.contains("logprobs")) << r.dump();
+  EXPECT_EQ(c["text"], as_json_text(tok.decode(prompt)));
+  EXPECT_EQ(c["finish_reason"], "length");
+  EXPECT_EQ(r["usage"]["completion_tokens"], 0);
+  EXPECT_EQ(r["usage"]["prompt_tokens"], prompt.size());
+  const json& lp = c["logprobs"];
+  ASSERT_EQ(lp["token_logprobs"].size(), prompt.size());
+  EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+  EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+
+  sy::PluginHost host({SWITCHYARD_PLUGIN_DIR});
+  sy::Backend backend(host.load(SY_PLUGIN_BACKEND, "cpu_ref"), sy::Params{});
+  const auto file = sy::gguf::File::open(model_file("f32"));
+  auto model = sy::model::load_model(*file, backend);
+  const auto ev = sy::model::evaluate(*model, backend, prompt, 0);
+  const size_t V = ev.logits.size() / prompt.size();
+  for (size_t i = 1; i < prompt.size(); ++i) {
+    const float* row = ev.logits.data() + (i - 1) * V;
+    double mx = row[0], sum = 0;
+    for (size_t v = 0; v < V; ++v) mx = std::max(mx, double(row[v]));
+    for (size_t v = 0; v < V; ++v) sum += std::exp(double(row[v]) - mx);
+    const double want = double(row[prompt[i]]) - mx - std::log(sum);
+    EXPECT_NEAR(lp["token_logprobs"][i].get<double>(), want, 1e-4) << i;
+    EXPECT_EQ(lp["tokens"][i], logprob_text(tok, prompt[i]));
+    EXPECT_LE(lp["top_logprobs"][i].size(), 3u);  // two alternatives and the token itself
+  }
+  // With a completion after it, the generated tokens follow the prompt's; and the prompt's
+  // scores do not depend on a prefix cache (the same request again).
+  req["max_tokens"] = 3;
+  const json g = json::parse(s.post("/v1/completions", req)->body)["choices"][0];
+  ASSERT_EQ(g["logprobs"]["token_logprobs"].size(), prompt.size() + 3);
+  for (size_t i = 1; i < prompt.size(); ++i)
+    EXPECT_NEAR(g["logprobs"]["token_logprobs"][i].get<double>(),
+                lp["token_logprobs"][i].get<double>(), 1e-5);
+  // max_tokens 0 without echo, and echo with logprobs streamed, are refused.
+  auto bad = s.post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 0}});
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(json::parse(bad->body)["error"]["message"],
+            "Invalid 'max_tokens': 0 is only allowed with 'echo' (the prompt scored, nothing "
+            "generated).");
+  req["stream"] = true;
+  bad = s.post("/v1/completions", req);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(json::parse(bad->body)["error"]["param"], "stream");
+}
+
 TEST(OpenAiFeatures, FingerprintModelsRetrieveAndMaxCompletionTokens) {
   TestServer s("fingerprint", config());
   const json a = json::parse(s.post("/v1/completions", greedy("f", 2))->body);
@@ -330,9 +394,6 @@ TEST(OpenAiFeatures, FieldsNotHonouredAreRefusedByName) {
        "'suffix' is not supported by this server."},
       {false, "best_of", R"({"prompt": "x", "best_of": 3})", "unsupported_value",
        "Invalid 'best_of': only best_of equal to n (1) is supported, got 3."},
-      {false, "echo", R"({"prompt": "x", "echo": true, "logprobs": 1})", "unsupported_parameter",
-       "'echo' together with 'logprobs' is not supported by this server: it would need the "
-       "prompt's log-probabilities."},
       {true, "tools[0].function", "{" + m + R"(, "tools": [{"type": "function"}]})",
        "invalid_value", "Invalid 'tools[0].function': required property is missing."},
       {true, "tool_choice", "{" + m + R"(, "tool_choice": "required"})", "invalid_value",

@@ -5,6 +5,8 @@
 // grammars, schemas and choices are 400s naming the problem.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cctype>
 #include <set>
 
@@ -120,6 +122,7 @@ TEST(StructuredOutput, JsonObjectAndGbnfOnBothEndpoints) {
 // A Hermes-style template (Qwen's <tool_call> tags), as a file's tokenizer.chat_template.
 fs::path hermes_model() {
   const fs::path out = server_dir() / "tiny-hermes.gguf";
+  const fs::path tmp = out.string() + "." + std::to_string(::getpid());  // cases run in parallel
   const auto f = sy::gguf::File::open(model_file("f32"));
   sy::gguf::Writer w = copy_gguf(*f);
   w.set("tokenizer.chat_template",
@@ -127,7 +130,8 @@ fs::path hermes_model() {
             "{% if tools %}Call a tool as <tool_call>{\"name\", \"arguments\"}</tool_call>\n"
             "{% endif %}{% for m in messages %}<|im_start|>"
             "{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"));
-  w.write(out);
+  w.write(tmp);
+  fs::rename(tmp, out);
   return out;
 }
 

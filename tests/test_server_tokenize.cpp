@@ -3,6 +3,7 @@
 // /apply-template, and a template that neither parses nor names a family: chat refused with a
 // 400 naming it, completions still served.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -138,11 +139,15 @@ TEST(ServerTokenize, BadBodiesGet400s) {
 
 // The tiny model with a tokenizer.chat_template no family matches.
 fs::path model_with_template(const std::string& tmpl) {
-  const fs::path out = server_dir() / "tiny-odd-template.gguf";
+  // One file per template, written aside and renamed: ctest runs the cases in parallel.
+  const fs::path out =
+      server_dir() / ("tiny-template-" + std::to_string(std::hash<std::string>{}(tmpl)) + ".gguf");
+  const fs::path tmp = out.string() + "." + std::to_string(::getpid());
   const auto f = sy::gguf::File::open(model_file("f32"));
   sy::gguf::Writer w = sy::test::copy_gguf(*f);
   w.set("tokenizer.chat_template", sy::gguf::Value::of_str(tmpl));
-  w.write(out);
+  w.write(tmp);
+  fs::rename(tmp, out);
   return out;
 }
 

@@ -211,7 +211,7 @@ TEST(OpenAiRequest, RefusalsHaveOpenAiErrorBodies) {
       R"(400 {"error":{"code":"invalid_type","message":"Invalid type for 'max_tokens': expected an integer, but got a string instead.","param":"max_tokens","type":"invalid_request_error"}})");
   EXPECT_EQ(
       body_of(R"({"prompt": "x", "max_tokens": 0})"),
-      R"(400 {"error":{"code":"invalid_value","message":"Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.","param":"max_tokens","type":"invalid_request_error"}})");
+      R"(400 {"error":{"code":"invalid_value","message":"Invalid 'max_tokens': 0 is only allowed with 'echo' (the prompt scored, nothing generated).","param":"max_tokens","type":"invalid_request_error"}})");
   EXPECT_EQ(
       body_of(R"({"prompt": "x", "max_tokens": 99999999999})"),
       R"(400 {"error":{"code":"invalid_value","message":"Invalid 'max_tokens': integer above maximum value. Expected a value <= 16777216, but got 99999999999 instead.","param":"max_tokens","type":"invalid_request_error"}})");

@@ -91,7 +91,7 @@ Engine::~Engine() {
 
 uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
   if (spec.prompt.empty()) throw std::invalid_argument("prompt is empty");
-  if (spec.max_new_tokens == 0) throw std::invalid_argument("max_new_tokens must be at least 1");
+  // max_new_tokens 0: the prompt is computed (and scored), nothing is generated.
   const uint64_t total = spec.prompt.size() + uint64_t(spec.max_new_tokens);
   if (total > lim_.max_context)
     throw std::invalid_argument("prompt of " + std::to_string(spec.prompt.size()) +
@@ -111,6 +111,10 @@ uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
   r->arrival_ns = arrival_ns ? arrival_ns : now_ns();
   r->sampler = text::Sampler(spec.sampling);
   r->sampler.prompt(spec.prompt);
+  if (spec.prompt_logprobs) {
+    r->prompt_logprobs.resize(spec.prompt.size());
+    r->prompt_logprobs[0].token = spec.prompt[0];  // nothing before it to score it by
+  }
   r->spec = std::move(spec);
   Request* raw = r.get();
   all_.emplace(raw->id, std::move(r));

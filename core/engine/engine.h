@@ -150,6 +150,7 @@ class Engine {
   void execute(Batch& b) noexcept;
   void start_on_worker(Batch&& b);  // becomes inflight_
   StepStats commit(Batch& b);
+  void score_prompt(Request& r, const model::SeqInput& in, const float* rows);
   bool finishing(const Request& r) const;
   Request* live(uint64_t id) const;
   // Throws sy::Error naming the plan's first violation.

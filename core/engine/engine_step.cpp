@@ -46,8 +46,9 @@ Engine::PlannedStep Engine::plan_step() {
     uint32_t pending = 0;
     if (lim_.prefix_caching) {
       update_hashes(*r);
-      // At least one token is always computed, so its logits exist.
-      const uint32_t cap = (r->known_tokens() - 1) / bs;
+      // At least one token is always computed, so its logits exist; a prompt to score is
+      // computed whole.
+      const uint32_t cap = r->spec.prompt_logprobs ? 0 : (r->known_tokens() - 1) / bs;
       r->view_hit_blocks = cache_.pool().match(r->hashes, cap);
       while (r->view_hit_blocks + pending < cap &&
              prefilling.count(r->hashes[r->view_hit_blocks + pending]))
@@ -217,7 +218,9 @@ void Engine::launch(Batch& b) {
       b.window_tables[i] = r.window_blocks;
       in.window_blocks = &b.window_tables[i];
     }
-    in.want_logits = m.pos0 + m.n_tokens == r.known_tokens();
+    const bool samples = m.pos0 + m.n_tokens == r.known_tokens();
+    in.all_logits = r.spec.prompt_logprobs && m.pos0 + 1 < r.spec.prompt.size();
+    in.want_logits = samples || in.all_logits;
     in.state_slot = r.state_slot;
     in.n_expert_used = static_cast<int32_t>(r.spec.n_expert_used);
     if (snapshots_) {
@@ -229,7 +232,7 @@ void Engine::launch(Batch& b) {
     }
     b.inputs.push_back(in);
     r.inflight_tokens = m.n_tokens;
-    r.inflight_outputs = in.want_logits ? 1 : 0;
+    r.inflight_outputs = samples ? 1 : 0;  // with max_new_tokens 0 it ends there instead
     st.n_tokens += m.n_tokens;
     if (m.pos0 + m.n_tokens > r.spec.prompt.size() && m.n_tokens == 1)
       ++st.n_decode;
@@ -254,6 +257,18 @@ void Engine::execute(Batch& b) noexcept {
   b.exec_ns = now_ns() - t0;
 }
 
+// Each prompt token the chunk's rows predict: row j holds the logits after position pos0 + j.
+void Engine::score_prompt(Request& r, const model::SeqInput& in, const float* rows) {
+  const uint32_t V = model_.info().n_vocab;
+  const int32_t top = std::max(r.spec.sampling.logprobs, 0);
+  for (uint32_t j = 0; j < in.n_tokens; ++j) {
+    const size_t next = size_t(in.pos0) + j + 1;
+    if (next >= r.spec.prompt.size()) break;
+    r.prompt_logprobs[next] =
+        text::token_logprob(rows + size_t(j) * V, int32_t(V), r.spec.prompt[next], top);
+  }
+}
+
 StepStats Engine::commit(Batch& b) {
   if (b.error) {
     // Nothing of a failed pass counts: its requests stay where they were.
@@ -270,7 +285,9 @@ StepStats Engine::commit(Batch& b) {
   std::vector<bool> committed(b.members.size(), false);
   for (size_t i = 0; i < b.members.size(); ++i) {
     const model::SeqInput& in = b.inputs[i];
-    const float* logits = in.want_logits ? b.logits.data() + row++ * V : nullptr;
+    const uint32_t rows = in.want_logits ? (in.all_logits ? in.n_tokens : 1) : 0;
+    const float* first = b.logits.data() + size_t(row) * V;
+    row += rows;
     Request* found = live(b.members[i].id);
     if (!found) continue;  // cancelled while it computed
     Request& r = *found;
@@ -278,15 +295,21 @@ StepStats Engine::commit(Batch& b) {
     r.num_computed += in.n_tokens;
     publish_blocks(r);
     committed[i] = true;
-    if (!logits) continue;
+    if (in.all_logits) score_prompt(r, in, first);
+    if (in.pos0 + in.n_tokens != r.known_tokens()) continue;  // a prompt chunk before the last
+    if (r.spec.max_new_tokens == 0) {                         // scored, nothing to generate
+      finish(r, FinishReason::length, now);
+      continue;
+    }
+    const float* logits = first + size_t(rows - 1) * V;
     text::TokenLogprob* lp = r.spec.sampling.logprobs >= 0 ? &r.logprobs.emplace_back() : nullptr;
     const int32_t tok = r.sampler.sample(logits, static_cast<int32_t>(V), lp);
     r.output.push_back(tok);
     r.token_ns.push_back(now);
     if (on_token) on_token(r, tok);
-    if (r.spec.stop_at_eos && std::find(lim_.eos.begin(), lim_.eos.end(), tok) != lim_.eos.end())
-      finish(r, FinishReason::stop, now);
-    else if (r.sampler.finished())  // a grammar's output is complete
+    const bool eos =
+        r.spec.stop_at_eos && std::find(lim_.eos.begin(), lim_.eos.end(), tok) != lim_.eos.end();
+    if (eos || r.sampler.finished())  // an end token, or a grammar's output is complete
       finish(r, FinishReason::stop, now);
     else if (r.output.size() >= r.spec.max_new_tokens)
       finish(r, FinishReason::length, now);

@@ -12,13 +12,16 @@ namespace sy::engine {
 
 struct RequestSpec {
   std::vector<int32_t> prompt;
-  uint32_t max_new_tokens = 16;
+  uint32_t max_new_tokens = 16;  // 0: compute the prompt only (echo with logprobs)
   text::SamplingParams sampling;
   int32_t priority = 0;
   bool stop_at_eos = true;
   uint32_t path = 0;           // triage tag (0 = full)
   bool simple_hint = false;    // client's hint that the request is simple (triage router input)
   uint32_t n_expert_used = 0;  // MoE experts per token on its path (0: the model's default)
+  // Each prompt token's logprob given the ones before it (OpenAI's echo with logprobs): every
+  // prompt position's logits are computed, so the request takes no prefix-cache hit.
+  bool prompt_logprobs = false;
 };
 
 enum class FinishReason { none, stop, length, context, aborted };
@@ -52,6 +55,8 @@ struct Request {
   int64_t first_scheduled_ns = 0;
   std::vector<int64_t> token_ns;  // when each output token was produced
   std::vector<text::TokenLogprob> logprobs;  // per output token, if spec.sampling.logprobs >= 0
+  // spec.prompt_logprobs: one per prompt token; the first (nothing before it) stays empty.
+  std::vector<text::TokenLogprob> prompt_logprobs;
   int64_t finish_ns = 0;
   text::Sampler sampler{text::SamplingParams{}};
 

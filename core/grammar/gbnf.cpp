@@ -332,14 +332,14 @@ class Parser {
       out.push_back({Op::rule, r});
     } else if (max > min) {
       // o_k ::= x | (empty); o_j ::= x o_(j+1) | (empty)
-      std::optional<uint32_t> inner;
+      uint32_t inner = 0;  // the optional tail built so far (none on the first round)
       for (uint32_t k = max - min; k > 0; --k) {
         std::vector<Element> body{{Op::rule, x}};
-        if (inner) body.push_back({Op::rule, *inner});
+        if (k < max - min) body.push_back({Op::rule, inner});
         body.push_back({Op::alt, 0});
         inner = helper(rule_name, std::move(body));
       }
-      out.push_back({Op::rule, *inner});
+      out.push_back({Op::rule, inner});
     }
   }
 

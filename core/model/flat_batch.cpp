@@ -51,7 +51,7 @@ FlatBatch flatten_batch(const std::vector<SeqInput>& seqs, uint32_t block_size, 
       if (s.tokens[i] < 0 || s.tokens[i] >= static_cast<int32_t>(n_vocab))
         throw std::out_of_range("forward: token id " + std::to_string(s.tokens[i]) +
                                 " outside the vocab");
-      if (s.want_logits && (all_logits || i + 1 == s.n_tokens))
+      if (s.want_logits && (all_logits || s.all_logits || i + 1 == s.n_tokens))
         bt.out_rows.push_back(bt.n_tokens());
       bt.ids.push_back(s.tokens[i]);
       bt.pos.push_back(p);

@@ -42,6 +42,9 @@ struct SeqInput {
   // The sliding-window layers' table when the cache gives them a pool of their own: the indexes
   // of `blocks`, -1 before the window (KvCache::advance_window).
   const std::vector<int32_t>* window_blocks = nullptr;
+  // With want_logits: every token's logits (a prompt's logprobs). Last, so the positional
+  // initializers above keep their meaning.
+  bool all_logits = false;
 };
 
 struct ModelInfo {

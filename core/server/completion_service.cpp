@@ -151,6 +151,24 @@ LogprobEntry entry_of(const text::Tokenizer& tok, const text::TokenLogprob& lp, 
   return e;
 }
 
+// The prompt's tokens as echo's logprobs show them: the first without a logprob, offsets into
+// the echoed text (less the space prefix a decode drops).
+std::vector<LogprobEntry> prompt_entries(const text::Tokenizer& tok, const std::string& echo,
+                                         const std::vector<text::TokenLogprob>& lps) {
+  std::vector<LogprobEntry> out;
+  size_t total = 0;
+  for (const auto& lp : lps) total += raw_piece(tok, lp.token).size();
+  const size_t shift = total > echo.size() ? total - echo.size() : 0;
+  size_t at = 0;
+  for (size_t i = 0; i < lps.size(); ++i) {
+    LogprobEntry e = entry_of(tok, lps[i], at > shift ? at - shift : 0);
+    e.first = i == 0;
+    at += e.bytes.size();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 ApiError context_error(bool chat, uint32_t ctx, const std::string& requested) {
   const std::string what = chat ? "messages" : "prompt";
   return ApiError(400,
@@ -252,9 +270,11 @@ engine::RequestSpec make_spec(const CompletionRequest& cr, const EngineRunner& r
   spec.sampling.frequency_penalty = cr.frequency_penalty;
   spec.sampling.logit_bias = cr.logit_bias;
   spec.sampling.logprobs = cr.logprobs;
+  spec.prompt_logprobs = cr.echo && cr.logprobs >= 0;
   if (cr.grammar) spec.sampling.grammar = text::TokenGrammar::make(*tok, cr.grammar);
   spec.stop_at_eos = !cr.ignore_eos;
-  spec.priority = cr.priority.value_or(0);
+  // The engine runs a larger priority first; vLLM's clients mean the reverse.
+  spec.priority = cr.priority.value_or(0) * (limits.smaller_priority_first ? -1 : 1);
   spec.simple_hint = cr.simple_hint;
   return spec;
 }
@@ -611,6 +631,11 @@ void CompletionService::handle(const http::Request& req, http::Response& res, bo
       read(p, out.finish());
       p.tokens = f.outcome.tokens;
       p.finish_reason = finish_reason(f.outcome.reason, out);
+      if (!f.outcome.prompt_logprobs.empty()) {
+        std::vector<LogprobEntry> echoed =
+            prompt_entries(*a.tok, a.echo, f.outcome.prompt_logprobs);
+        p.logprobs.insert(p.logprobs.begin(), echoed.begin(), echoed.end());
+      }
     }
     res.set_content(completion_body(a.meta, collect.parts(), collect.usage(a.prompt_tokens)),
                     "application/json");

@@ -24,6 +24,8 @@ struct Response;
 struct CompletionLimits {
   JsonLimits json;
   uint32_t max_tokens = 0;  // per-request cap on max_tokens ([serve] max_tokens_limit); 0: none
+  bool smaller_priority_first = false;  // [serve] priority_order = "vllm": the request's
+                                        // priority is negated for the engine
 };
 
 class CompletionService {

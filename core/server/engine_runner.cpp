@@ -107,6 +107,7 @@ void EngineRunner::intake(std::vector<std::unique_ptr<Submission>>& subs) {
       t.id = v_->engine->submit(std::move(s->spec), s->arrival_ns);
       t.path = v_->engine->request(t.id).spec.path;  // triage ran in submit
       live_[t.id] = Live{std::move(s->cb), s->deadline_ns};
+      if (v_->engine->request(t.id).spec.max_new_tokens == 0) scoring_.push_back(t.id);
     } catch (const std::exception& e) {
       t.status = Admit::invalid;
       t.error = e.what();
@@ -136,6 +137,7 @@ void EngineRunner::end(uint64_t id, bool timed_out, bool stopped) {
   o.finish_ns = r.finish_ns;
   o.token_ns = r.token_ns;
   o.logprobs = r.logprobs;
+  o.prompt_logprobs = r.prompt_logprobs;
   Callbacks cb = std::move(it->second.cb);
   live_.erase(it);
   e.forget(id);
@@ -213,6 +215,12 @@ class EngineRunner::Source : public engine::WorkSource {
     for (uint64_t id : r_.touched_)
       if (r_.live_.count(id) && e.request(id).finish != engine::FinishReason::none)
         r_.end(id, false);
+    std::erase_if(r_.scoring_, [&](uint64_t id) {
+      if (!r_.live_.count(id)) return true;  // ended otherwise (cancelled, expired)
+      if (e.request(id).finish == engine::FinishReason::none) return false;
+      r_.end(id, false);
+      return true;
+    });
     r_.publish_snapshot();
     r_.report_finished();
   }

@@ -32,6 +32,8 @@ struct Outcome {
   int64_t arrival_ns = 0, first_scheduled_ns = 0, finish_ns = 0;  // 0: never scheduled
   std::vector<int64_t> token_ns;
   std::vector<text::TokenLogprob> logprobs;  // one per token when the request asked for them
+  // One per prompt token when the spec asked (the first has nothing before it: no logprob).
+  std::vector<text::TokenLogprob> prompt_logprobs;
 };
 
 // Both run on the engine thread and must not block; on_finish runs exactly once per accepted
@@ -135,6 +137,7 @@ class EngineRunner {
   // Engine thread only.
   std::unordered_map<uint64_t, Live> live_;
   std::vector<uint64_t> touched_;  // got a token this step
+  std::vector<uint64_t> scoring_;  // max_new_tokens 0: they end without a token
   std::vector<uint64_t> stops_;    // their callback asked to end them this step
   // Finishes are reported after the snapshot is published, so a client that has its answer
   // also sees it in the gauges.

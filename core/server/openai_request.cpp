@@ -402,7 +402,8 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
       if (!v.is_string()) bad_type(k, "a string", v);
       r.template_kwargs[k] = v;
     } else if (k == "max_tokens" || k == "max_completion_tokens") {
-      const auto n = static_cast<uint32_t>(get_int(o, k, 1, 1 << 24));
+      // 0 (completions with echo: score the prompt) is checked below
+      const auto n = static_cast<uint32_t>(get_int(o, k, chat ? 1 : 0, 1 << 24));
       if (k == "max_completion_tokens" || r.max_tokens_param != "max_completion_tokens") {
         r.max_tokens = n;  // the newer name wins when both are sent
         r.max_tokens_param = k;
@@ -500,11 +501,14 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
                    "Invalid 'best_of': only best_of equal to n (" + std::to_string(r.n) +
                        ") is supported, got " + std::to_string(*best_of) + ".",
                    "invalid_request_error", "best_of", "unsupported_value");
-  if (r.echo && r.logprobs >= 0)
+  if (r.max_tokens && *r.max_tokens == 0 && !r.echo)
+    bad_value(r.max_tokens_param,
+              "0 is only allowed with 'echo' (the prompt scored, nothing generated).");
+  if (r.echo && r.logprobs >= 0 && r.stream)
     throw ApiError(400,
-                   "'echo' together with 'logprobs' is not supported by this server: it would need "
-                   "the prompt's log-probabilities.",
-                   "invalid_request_error", "echo", "unsupported_parameter");
+                   "'echo' with 'logprobs' is not supported when streaming: the prompt's "
+                   "logprobs come with the whole answer.",
+                   "invalid_request_error", "stream", "unsupported_parameter");
   if (!gbnf.empty() && !format_gbnf.empty())
     bad_value("grammar", "give either 'grammar' or a JSON 'response_format', not both.");
   if (!gbnf.empty()) r.grammar = compile_gbnf(gbnf, "grammar");

@@ -61,12 +61,17 @@ json logprobs_json(const ResponseMeta& m, const std::vector<LogprobEntry>& lps) 
        offsets = json::array();
   for (const auto& e : lps) {
     tokens.push_back(e.token);
+    offsets.push_back(e.text_offset);
+    if (e.first) {
+      token_lps.push_back(nullptr);
+      tops.push_back(nullptr);
+      continue;
+    }
     token_lps.push_back(e.logprob);
     json top = json::object();
     for (const auto& a : e.top) top[a.token] = a.logprob;
     top[e.token] = e.logprob;
     tops.push_back(top);
-    offsets.push_back(e.text_offset);
   }
   return {{"tokens", tokens},
           {"token_logprobs", token_lps},

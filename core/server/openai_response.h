@@ -35,6 +35,7 @@ struct LogprobEntry {
   float logprob = 0;
   std::vector<Alt> top;
   size_t text_offset = 0;  // completions: where the token starts in the choice's text
+  bool first = false;      // the prompt's first token (echo): no logprob, shown as null
 };
 
 // A whole choice, or one streamed chunk of it.

@@ -23,6 +23,9 @@ ServeOptions read_serve(const std::string& origin, const toml::table& t) {
   r.read_string("model_name", o.model_name);
   if (o.model_name.empty()) r.fail(*t.get("model_name"), "model_name", "must not be empty");
   r.read_string("baseline", o.baseline);
+  r.read_string("priority_order", o.priority_order);
+  if (o.priority_order != "larger_first" && o.priority_order != "vllm")
+    r.fail(*t.get("priority_order"), "priority_order", "must be \"larger_first\" or \"vllm\"");
   r.read_int("http_threads", o.http_threads, 1, 4096);
   r.read_int("watch_ms", o.watch_ms, 0, 3600 * 1000);
   r.read_int("max_connections", o.max_connections, 1, 1 << 20);

@@ -24,6 +24,8 @@ struct ServeOptions {
   uint16_t port = 8000;                   // 0: any free port
   uint32_t max_queue = 256;               // per variant: requests accepted but not yet running
   double request_timeout_s = 600;         // a request still unfinished after this is aborted
+  // A request's `priority`: "larger_first" (the engine's order) or "vllm" (smaller first).
+  std::string priority_order = "larger_first";
   std::string model_name = "switchyard";  // what /v1/models lists and the model_name label
   std::string baseline;  // the variant a rollback sends all traffic to (default: first)
   std::optional<ShadowSpec> shadow;

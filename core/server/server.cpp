@@ -104,6 +104,7 @@ Server::Server(std::filesystem::path config_path, ServerOverrides o) : over_(std
   CompletionLimits limits;
   limits.json = JsonLimits{opts_.max_json_depth, opts_.max_json_elements};
   limits.max_tokens = opts_.max_tokens_limit;
+  limits.smaller_priority_first = opts_.priority_order == "vllm";
   completions_ = std::make_unique<CompletionService>(router_, *metrics_, opts_.model_name, limits);
   tokenize_ = std::make_unique<TokenizeService>(router_, opts_.model_name, limits.json);
   http_ = std::make_unique<HttpServer>(http_limits(opts_));

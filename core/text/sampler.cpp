@@ -31,6 +31,32 @@ float clean(float x) {
 
 }  // namespace
 
+TokenLogprob token_logprob(const float* x, int32_t n, int32_t token, int32_t top) {
+  float max = kNegInf;
+  for (int32_t i = 0; i < n; ++i) max = std::max(max, clean(x[i]));
+  double sum = 0;
+  if (!std::isinf(max))
+    for (int32_t i = 0; i < n; ++i) sum += std::exp(double(clean(x[i])) - double(max));
+  const double log_z = std::isinf(max) ? 0.0 : double(max) + std::log(sum);
+  auto lp = [&](int32_t i) {
+    const double v = double(clean(x[i])) - log_z;
+    return std::isfinite(v) ? float(std::max(v, -9999.0)) : -9999.0f;
+  };
+  TokenLogprob out;
+  out.token = token;
+  out.logprob = lp(token);
+  const int32_t k = std::min(top, n);
+  if (k <= 0) return out;
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) order[size_t(i)] = i;
+  auto better = [&](int32_t a, int32_t b) {
+    return clean(x[a]) > clean(x[b]) || (clean(x[a]) == clean(x[b]) && a < b);
+  };
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
+  for (int32_t i = 0; i < k; ++i) out.top.emplace_back(order[size_t(i)], lp(order[size_t(i)]));
+  return out;
+}
+
 Sampler::Sampler(const SamplingParams& params) : params_(params) {
   if (params.grammar) grammar_.emplace(params.grammar);
   uint64_t x = params.seed;
@@ -81,35 +107,10 @@ int32_t Sampler::sample(const float* logits, int32_t n_vocab, TokenLogprob* lp) 
     token = pick(masked_.data(), n_vocab);
   }
   if (grammar_) grammar_->accept(token);
-  if (lp && params_.logprobs >= 0) logprob_of(x, n_vocab, token, *lp);
+  if (lp && params_.logprobs >= 0) *lp = token_logprob(x, n_vocab, token, params_.logprobs);
   if (penalties) ++counts_[token];
   if (repetition) seen_.insert(token);
   return token;
-}
-
-void Sampler::logprob_of(const float* x, int32_t n, int32_t token, TokenLogprob& out) {
-  float max = kNegInf;
-  for (int32_t i = 0; i < n; ++i) max = std::max(max, clean(x[i]));
-  double sum = 0;
-  if (!std::isinf(max))
-    for (int32_t i = 0; i < n; ++i) sum += std::exp(double(clean(x[i])) - double(max));
-  const double log_z = std::isinf(max) ? 0.0 : double(max) + std::log(sum);
-  auto lp = [&](int32_t i) {
-    const double v = double(clean(x[i])) - log_z;
-    return std::isfinite(v) ? float(std::max(v, -9999.0)) : -9999.0f;
-  };
-  out.token = token;
-  out.logprob = lp(token);
-  out.top.clear();
-  const int32_t k = std::min(params_.logprobs, n);
-  if (k <= 0) return;
-  order_.resize(n);
-  for (int32_t i = 0; i < n; ++i) order_[i] = i;
-  auto better = [&](int32_t a, int32_t b) {
-    return clean(x[a]) > clean(x[b]) || (clean(x[a]) == clean(x[b]) && a < b);
-  };
-  std::partial_sort(order_.begin(), order_.begin() + k, order_.end(), better);
-  for (int32_t i = 0; i < k; ++i) out.top.emplace_back(order_[i], lp(order_[i]));
 }
 
 int32_t Sampler::pick(const float* logits, int32_t n_vocab) {

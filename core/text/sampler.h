@@ -46,6 +46,10 @@ struct TokenLogprob {
   std::vector<std::pair<int32_t, float>> top;  // the `logprobs` most likely, best first
 };
 
+// The log softmax of `logits` at `token`, with the `top` most likely tokens (best first, ties to
+// the lower id).
+TokenLogprob token_logprob(const float* logits, int32_t n_vocab, int32_t token, int32_t top);
+
 // Not thread-safe; one per request. The non-greedy path takes one draw per sample(), and a second
 // when a grammar refuses the first token: it is then drawn again from the masked distribution,
 // which gives each allowed token exactly its masked probability while the common case (the
@@ -64,7 +68,6 @@ class Sampler {
 
  private:
   int32_t pick(const float* logits, int32_t n_vocab);
-  void logprob_of(const float* logits, int32_t n_vocab, int32_t token, TokenLogprob& out);
   double next_uniform();  // [0, 1), xoshiro256** seeded with splitmix64(seed)
   struct Candidate {
     float logit;
@@ -75,7 +78,6 @@ class Sampler {
   uint64_t state_[4];
   std::vector<Candidate> scratch_;  // reused across calls
   std::vector<float> adjusted_;     // logits after bias and penalties
-  std::vector<int32_t> order_;      // logprob alternatives
   std::unordered_map<int32_t, uint32_t> counts_;  // tokens produced, for the penalties
   std::unordered_set<int32_t> seen_;  // prompt and output tokens, for the repetition penalty
   std::optional<GrammarState> grammar_;
