@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
+echo "test.sh: build took ${SECONDS} s"
 cd build
 ctest --output-on-failure -j"$(nproc)"

@@ -1,13 +1,17 @@
-// A chat answer read as its template's family writes it: reasoning in <think>, tool calls in
-// <tool_call> (Hermes), after [TOOL_CALLS] (Mistral) or as the whole answer (Llama 3), content
-// around them, the same however the text is cut into streamed pieces; and
-// the OpenAI message and delta shapes that carry them.
+// A chat answer read as its template's family writes it: reasoning in <think> or gpt-oss's
+// analysis channel, tool calls in <tool_call> (Hermes), after [TOOL_CALLS] (Mistral), as the
+// whole answer (Llama 3), between DeepSeek's markers or in gpt-oss messages to functions, content
+// around them, the same however the text is cut into streamed pieces, arguments streamed as they
+// arrive; and the OpenAI message and delta shapes that carry them.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "grammar/matcher.h"
+#include "grammar/token_trie.h"
 #include "server/chat_output.h"
 #include "server/openai_response.h"
+#include "server/output_grammar.h"
 
 namespace sy::server {
 namespace {
@@ -19,8 +23,8 @@ struct Read {
   std::vector<ToolCall> calls;
 };
 
-// The answer fed `piece` bytes at a time, then finished.
-Read read(const OutputSyntax& s, const std::string& text, size_t piece) {
+// The answer fed `piece` bytes at a time, then finished: its call pieces as they came.
+Read read_pieces(const OutputSyntax& s, const std::string& text, size_t piece) {
   ChatOutput out(s, "call_x_0_");
   Read r;
   auto take = [&](ChatOutput::Delta d) {
@@ -30,6 +34,15 @@ Read read(const OutputSyntax& s, const std::string& text, size_t piece) {
   };
   for (size_t i = 0; i < text.size(); i += piece) take(out.feed(text.substr(i, piece)));
   take(out.finish());
+  return r;
+}
+
+// The same, its call pieces merged into whole calls as a client's stream reader merges them.
+Read read(const OutputSyntax& s, const std::string& text, size_t piece) {
+  Read r = read_pieces(s, text, piece);
+  std::vector<ToolCall> pieces = std::move(r.calls);
+  r.calls.clear();
+  merge_calls(r.calls, std::move(pieces));
   return r;
 }
 
@@ -135,6 +148,171 @@ TEST(ChatOutput, Llama3CallsAreTheWholeAnswer) {
   EXPECT_EQ(output_syntax("[TOOL_CALLS]", "", true).calls, CallSyntax::mistral);
 }
 
+TEST(ChatOutput, HermesArgumentsStreamAsTheyArrive) {
+  // The name and the opening brace make it a call: its first piece goes out before the arguments
+  // are complete, then the arguments follow in pieces, compact.
+  ChatOutput out(kQwen3, "call_x_0_");
+  ChatOutput::Delta d = out.feed("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"ci");
+  ASSERT_EQ(d.calls.size(), 2u);
+  EXPECT_EQ(d.calls[0].id, "call_x_0_0");
+  EXPECT_EQ(d.calls[0].name, "get_weather");
+  EXPECT_EQ(d.calls[0].arguments, "");
+  EXPECT_EQ(d.calls[1].id, "");
+  EXPECT_EQ(d.calls[1].arguments, "{\"ci");
+  d = out.feed("ty\": \"Par is\",  \"n\": [1, 2]}");
+  ASSERT_EQ(d.calls.size(), 1u);
+  EXPECT_EQ(d.calls[0].arguments, "ty\":\"Par is\",\"n\":[1,2]}");  // spaces in strings kept
+  d = out.feed("}\n</tool_call>");
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(out.calls(), 1u);
+  // Byte by byte, the pieces add up to the same call.
+  const Read r = read_pieces(
+      kQwen3, "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"b\"}}</tool_call>", 1);
+  EXPECT_GT(r.calls.size(), 3u);
+  std::vector<ToolCall> whole;
+  merge_calls(whole, std::vector<ToolCall>(r.calls));
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].arguments, R"({"a":"b"})");
+  // Arguments written as a string are read whole at the close.
+  const Read s = read(
+      kQwen3, "<tool_call>{\"name\": \"f\", \"arguments\": \"{\\\"a\\\": 1}\"}</tool_call>", 2);
+  ASSERT_EQ(s.calls.size(), 1u);
+  EXPECT_EQ(s.calls[0].arguments, "{\"a\": 1}");
+}
+
+TEST(ChatOutput, GptOssChannelsAreReasoningContentAndCalls) {
+  const OutputSyntax plain =
+      output_syntax("<|start|>{{ x }}<|channel|>", "<|start|>assistant", false);
+  EXPECT_TRUE(plain.channels);
+  EXPECT_FALSE(plain.think);
+  EXPECT_EQ(plain.calls, CallSyntax::none);
+  const OutputSyntax tools = output_syntax("<|channel|>", "", true);
+  EXPECT_EQ(tools.calls, CallSyntax::harmony);
+  // <|end|> is a control token the text does not show: a message ends at the next <|start|>.
+  const std::string answer =
+      "<|channel|>analysis<|message|>User asks weather. Use tool.<|start|>assistant<|channel|>"
+      "commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}";
+  for (size_t piece : {size_t{1}, size_t{3}, answer.size()}) {
+    Read r = read(tools, answer, piece);
+    EXPECT_EQ(r.reasoning, "User asks weather. Use tool.") << piece;
+    EXPECT_EQ(r.content, "") << piece;
+    ASSERT_EQ(r.calls.size(), 1u) << piece;
+    EXPECT_EQ(r.calls[0].name, "get_weather");
+    EXPECT_EQ(r.calls[0].arguments, R"({"city":"Paris"})");
+    EXPECT_EQ(r.calls[0].id, "call_x_0_0");
+  }
+  // The recipient before the channel, a final answer, and text without markup.
+  Read r = read(tools,
+                "<|channel|>analysis<|message|>a<|end|><|start|>assistant "
+                "to=functions.f<|channel|>commentary json<|message|>{}",
+                2);
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].name, "f");
+  EXPECT_EQ(r.reasoning, "a");
+  r = read(
+      plain,
+      "<|channel|>analysis<|message|>think<|start|>assistant<|channel|>final<|message|>Hi <b>!", 1);
+  EXPECT_EQ(r.reasoning, "think");
+  EXPECT_EQ(r.content, "Hi <b>!");
+  EXPECT_EQ(read(plain, "just words <|x", 2).content, "just words <|x");
+  // No tools offered: a message to a function is content.
+  r = read(plain, "<|channel|>commentary to=functions.f<|message|>{}", 4);
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(r.content, "{}");
+}
+
+TEST(ChatOutput, DeepSeekCallsInBothForms) {
+  const std::string r1_template =
+      "split('</think>') <｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + name + "
+      "'\n```json\n'";
+  const OutputSyntax r1 = output_syntax(r1_template, "<｜Assistant｜><think>\n", true);
+  EXPECT_EQ(r1.calls, CallSyntax::deepseek);
+  EXPECT_TRUE(r1.fenced);
+  EXPECT_TRUE(r1.opens_in_think);
+  const std::string answer =
+      "weighing</"
+      "think>\n\nChecking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+      "get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>"
+      "function<｜tool▁sep｜>get_time\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+  for (size_t piece : {size_t{1}, size_t{5}, answer.size()}) {
+    const Read r = read(r1, answer, piece);
+    EXPECT_EQ(r.reasoning, "weighing") << piece;
+    EXPECT_EQ(r.content, "Checking.") << piece;
+    ASSERT_EQ(r.calls.size(), 2u) << piece;
+    EXPECT_EQ(r.calls[0].name, "get_weather");
+    EXPECT_EQ(r.calls[0].arguments, R"({"city":"Paris"})");
+    EXPECT_EQ(r.calls[1].name, "get_time");
+    EXPECT_EQ(r.calls[1].index, 1u);
+  }
+  // V3.1: the name, then the arguments bare; a call cut off before its end marker still counts.
+  const OutputSyntax v31 = output_syntax(
+      "'<｜tool▁call▁begin｜>'+ tool['function']['name'] + '<｜tool▁sep｜>'", "", true);
+  EXPECT_FALSE(v31.fenced);
+  Read r = read(v31, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}", 3);
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].arguments, R"({"a":1})");
+  // What is not a call is the text it was.
+  r = read(v31,
+           "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{oops<｜tool▁call▁end｜><"
+           "｜tool▁calls▁end｜>",
+           4);
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(r.content, "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{oops<｜tool▁call▁end｜>");
+}
+
+// The grammar of tool_choice "required" takes the family's call and nothing else.
+bool takes(const std::shared_ptr<const grammar::Grammar>& g, const std::string& text) {
+  grammar::Matcher m(g);
+  const grammar::ByteState s = grammar::TokenTrie::feed(m, {m.start(), 0, 0}, text);
+  return s.set != grammar::Matcher::kDead && s.need == 0 && m.accepting(s.set);
+}
+
+TEST(ChatOutput, RequiredCallGrammarsForMarkedSyntaxes) {
+  const nlohmann::ordered_json tools = nlohmann::ordered_json::parse(R"([
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+      "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object",
+      "properties": {"zone": {"enum": ["UTC"]}}, "required": ["zone"]}}}])");
+  // Hermes: the call object's keys in the order the template shows, "name" first.
+  auto g = tool_call_grammar(kQwen3, tools, "get_time", false);
+  EXPECT_TRUE(takes(
+      g,
+      "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"UTC\"}}\n</tool_call>"));
+  EXPECT_FALSE(takes(
+      g,
+      "<tool_call>\n{\"arguments\": {\"zone\": \"UTC\"}, \"name\": \"get_time\"}\n</tool_call>"));
+  OutputSyntax harmony{false, false, CallSyntax::harmony, true};
+  g = tool_call_grammar(harmony, tools, "", true);
+  EXPECT_TRUE(takes(g,
+                    "<|channel|>commentary to=functions.get_time "
+                    "<|constrain|>json<|message|>{\"zone\": \"UTC\"}"));
+  EXPECT_FALSE(takes(
+      g,
+      "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{\"city\": \"x\"}"));
+  EXPECT_FALSE(takes(g, "<|channel|>final<|message|>hi"));
+  g = tool_call_grammar(harmony, tools, "get_weather", false);
+  EXPECT_FALSE(takes(g,
+                     "<|channel|>commentary to=functions.get_time "
+                     "<|constrain|>json<|message|>{\"zone\": \"UTC\"}"));
+  OutputSyntax r1{true, true, CallSyntax::deepseek, false, true};
+  g = tool_call_grammar(r1, tools, "", true);
+  const std::string call =
+      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": "
+      "\"Oslo\"}\n```<｜tool▁call▁end｜>";
+  EXPECT_TRUE(
+      takes(g, "hm</think>\n<｜tool▁calls▁begin｜>" + call + "\n" + call + "<｜tool▁calls▁end｜>"));
+  EXPECT_FALSE(takes(g, "<｜tool▁calls▁begin｜>" + call + "<｜tool▁calls▁end｜>"));  // thinks first
+  OutputSyntax v31{false, false, CallSyntax::deepseek};
+  g = tool_call_grammar(v31, tools, "", false);
+  EXPECT_TRUE(takes(g,
+                    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{\"zone\": "
+                    "\"UTC\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
+  EXPECT_FALSE(takes(g,
+                     "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{\"zone\": "
+                     "\"UTC\"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{"
+                     "\"zone\": \"UTC\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
+}
+
 TEST(ChatOutput, MessagesAndDeltasCarryReasoningAndToolCalls) {
   const ResponseMeta m{true, "chatcmpl-1", 0, "tiny", "v", "", false};
   ChoicePart p;
@@ -152,6 +330,12 @@ TEST(ChatOutput, MessagesAndDeltasCarryReasoningAndToolCalls) {
   EXPECT_EQ(chunk["choices"][0]["delta"]["tool_calls"][0]["index"], 0);
   EXPECT_EQ(chunk["choices"][0]["delta"]["reasoning_content"], "r");
   EXPECT_FALSE(chunk["choices"][0]["delta"].contains("content"));
+  // A later piece of a streamed call: its index and more arguments only.
+  ChoicePart more;
+  more.tool_calls.push_back({0, "", "", R"("Oslo"})"});
+  const json later = json::parse(chunk_event(m, more).substr(6))["choices"][0]["delta"];
+  EXPECT_EQ(later["tool_calls"][0],
+            json::parse(R"({"index":0,"function":{"arguments":"\"Oslo\"}"}})"));
   // A plain answer keeps its plain shape.
   ChoicePart plain;
   plain.text = "hi";

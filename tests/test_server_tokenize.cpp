@@ -353,4 +353,34 @@ TEST(ServerTokenize, ChatTemplateKeyIsChecked) {
   EXPECT_EQ(sy::parse_config(good, "x.toml").model.chat_template, "gemma");
 }
 
+TEST(ServerTokenize, ChatTemplateFileReplacesTheFilesOwn) {
+  const std::string tail =
+      "[backend]\nplugin = \"cpu_ref\"\n[scheduler]\nplugin = \"fixed_window\"\n";
+  auto error = [&](const std::string& model) {
+    try {
+      sy::parse_config("[model]\npath = \"m.gguf\"\n" + model + tail, "x.toml");
+    } catch (const sy::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(error("chat_template_file = \"/nonexistent/t.jinja\"\n"),
+            "x.toml:3:22: model.chat_template_file: cannot read a template from "
+            "'/nonexistent/t.jinja'");
+  const fs::path file = server_dir() / ("own-" + std::to_string(::getpid()) + ".jinja");
+  { std::ofstream(file) << "{% for m in messages %}[{{ m.content }}]{% endfor %}"; }
+  EXPECT_EQ(error("chat_template = \"gemma\"\nchat_template_file = \"" + file.string() + "\"\n"),
+            "x.toml:4:22: model.chat_template_file: set chat_template or chat_template_file, not "
+            "both");
+  // Served: the chat is rendered by the configured template, not the file's own.
+  TestServer s("tok-template-file", plugin_dirs_line() +
+                                        "[serve]\nmodel_name = \"tiny\"\n[model]\npath = \"" +
+                                        model_file("f32").string() + "\"\nchat_template_file = \"" +
+                                        file.string() + "\"\n" + tail);
+  const json r =
+      ok(s.post("/apply-template", {{"messages", {{{"role", "user"}, {"content", "hi"}}}}}));
+  EXPECT_EQ(r["prompt"], "[hi]");
+  fs::remove(file);
+}
+
 }  // namespace

@@ -87,6 +87,19 @@ Config parse_config(const toml::table& root, const std::string& origin) {
           *t->get("chat_template"), "chat_template",
           "unknown chat template '" + c.model.chat_template + "' (expected one of: " + names + ")");
     }
+    r.read_string("chat_template_file", c.model.chat_template_file);
+    if (!c.model.chat_template_file.empty()) {
+      const toml::node& n = *t->get("chat_template_file");
+      if (!c.model.chat_template.empty())
+        r.fail(n, "chat_template_file", "set chat_template or chat_template_file, not both");
+      std::ifstream in(c.model.chat_template_file, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      if (!in || text.str().empty())
+        r.fail(n, "chat_template_file",
+               "cannot read a template from '" + c.model.chat_template_file + "'");
+      c.model.chat_template_text = text.str();
+    }
     r.read_string("generate", c.model.generate);
     r.read_int("seed", c.model.seed, 0, INT64_MAX);
     r.read_string("dtype", c.model.dtype);

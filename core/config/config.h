@@ -39,6 +39,9 @@ struct ModelConfig {
   std::string dtype = "f32";
   bool pure = false;  // for generate: llama-quantize's --pure (every matrix in dtype's base type)
   std::string chat_template;  // a chat format name (text/chat_template.h) over the file's own
+  // A Jinja template over the file's own (llama-server's --chat-template-file): its text, read
+  // when the config is.
+  std::string chat_template_file, chat_template_text;
 };
 
 struct EngineConfig {

@@ -94,8 +94,10 @@ std::unique_ptr<Variant> Variant::build(const Config& config) {
   } catch (const std::exception& e) {
     logger()->warn("{}: no text tokenizer ({}); token ids only", config.model.path, e.what());
   }
-  v->chat_template = text::ChatTemplate::resolve(config.model.chat_template,
-                                                 v->file->get_string("tokenizer.chat_template"));
+  v->chat_template = text::ChatTemplate::resolve(
+      config.model.chat_template, config.model.chat_template_text.empty()
+                                      ? v->file->get_string("tokenizer.chat_template")
+                                      : config.model.chat_template_text);
   if (!v->chat_template.ok()) logger()->warn("{}: {}", config.model.path, v->chat_template.error());
   if (!v->chat_template.warning().empty())
     logger()->warn("{}: {}", config.model.path, v->chat_template.warning());

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/harmony_output.h"
+
 namespace sy::server {
 namespace {
 
@@ -9,9 +11,44 @@ constexpr std::string_view kThinkOpen = "<think>", kThinkClose = "</think>";
 constexpr std::string_view kCallOpen = "<tool_call>", kCallClose = "</tool_call>";
 constexpr std::string_view kMistralCalls = "[TOOL_CALLS]", kMistralArgs = "[ARGS]";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
+constexpr std::string_view kDsCallsBegin = "<\uFF5Ctool\u2581calls\u2581begin\uFF5C>",
+                           kDsCallsEnd = "<\uFF5Ctool\u2581calls\u2581end\uFF5C>",
+                           kDsCallBegin = "<\uFF5Ctool\u2581call\u2581begin\uFF5C>",
+                           kDsCallEnd = "<\uFF5Ctool\u2581call\u2581end\uFF5C>",
+                           kDsSep = "<\uFF5Ctool\u2581sep\uFF5C>";
+constexpr std::string_view kHarmonyChannel = "<|channel|>";
 
-// Where `tag` starts in s, or where a prefix of it ends s (npos: neither): text before that
-// position is safe to emit.
+// JSON in the client's key order; a discarded value when it is not JSON.
+nlohmann::ordered_json parse(std::string_view text) {
+  return nlohmann::ordered_json::parse(text, nullptr, false);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+// A DeepSeek call's body: "function<｜tool▁sep｜>NAME\n```json\n{...}\n```" (R1, V3) or
+// "NAME<｜tool▁sep｜>{...}" (V3.1); null when it is neither.
+nlohmann::ordered_json deepseek_call(std::string_view body) {
+  const size_t sep = body.find(kDsSep);
+  if (sep == std::string_view::npos) return nullptr;
+  std::string_view name = trim(body.substr(0, sep)), args = body.substr(sep + kDsSep.size());
+  if (name == "function") {
+    const size_t nl = args.find('\n');
+    name = trim(args.substr(0, nl));
+    args = nl == std::string_view::npos ? std::string_view() : args.substr(nl + 1);
+    args = trim(args);
+    if (args.starts_with("```json")) args.remove_prefix(7);
+    if (args.ends_with("```")) args.remove_suffix(3);
+  }
+  if (name.empty()) return nullptr;
+  return {{"name", std::string(name)}, {"arguments", parse(trim(args))}};
+}
+
+}  // namespace
+
 size_t tag_or_prefix(std::string_view s, std::string_view tag, bool& whole) {
   const size_t at = s.find(tag);
   whole = at != std::string_view::npos;
@@ -21,29 +58,47 @@ size_t tag_or_prefix(std::string_view s, std::string_view tag, bool& whole) {
   return std::string_view::npos;
 }
 
-// JSON in the client's key order; a discarded value when it is not JSON.
-nlohmann::ordered_json parse(std::string_view text) {
-  return nlohmann::ordered_json::parse(text, nullptr, false);
+TagAt earliest_tag(std::string_view s, const std::vector<std::string_view>& tags) {
+  TagAt best;
+  for (std::string_view t : tags) {
+    bool whole = false;
+    const size_t at = tag_or_prefix(s, t, whole);
+    if (at < best.at || (at == best.at && whole)) best = {at, t, whole};
+  }
+  return best;
 }
 
-}  // namespace
+void merge_calls(std::vector<ToolCall>& into, std::vector<ToolCall>&& pieces) {
+  for (ToolCall& c : pieces) {
+    if (c.id.empty() && !into.empty() && into.back().index == c.index)
+      into.back().arguments += c.arguments;
+    else
+      into.push_back(std::move(c));
+  }
+}
 
 OutputSyntax output_syntax(std::string_view template_source, std::string_view prompt,
                            bool tools_offered) {
   OutputSyntax s;
-  s.think = template_source.find(kThinkClose) != std::string_view::npos;
+  s.channels = template_source.find(kHarmonyChannel) != std::string_view::npos;
+  s.think = !s.channels && template_source.find(kThinkClose) != std::string_view::npos;
   if (s.think) {
     size_t end = prompt.size();
     while (end > 0 && (prompt[end - 1] == '\n' || prompt[end - 1] == ' ')) --end;
     s.opens_in_think = prompt.substr(0, end).ends_with(kThinkOpen);
   }
   if (!tools_offered) return s;
-  if (template_source.find(kCallOpen) != std::string_view::npos)
+  if (s.channels)
+    s.calls = CallSyntax::harmony;
+  else if (template_source.find(kCallOpen) != std::string_view::npos)
     s.calls = CallSyntax::hermes;
   else if (template_source.find(kMistralCalls) != std::string_view::npos)
     s.calls = CallSyntax::mistral;
-  else if (template_source.find(kPythonTag) != std::string_view::npos ||
-           template_source.find("\"parameters\": ") != std::string_view::npos)
+  else if (template_source.find(kDsCallBegin) != std::string_view::npos) {
+    s.calls = CallSyntax::deepseek;
+    s.fenced = template_source.find("```json") != std::string_view::npos;
+  } else if (template_source.find(kPythonTag) != std::string_view::npos ||
+             template_source.find("\"parameters\": ") != std::string_view::npos)
     s.calls = CallSyntax::llama3;
   return s;
 }
@@ -51,9 +106,21 @@ OutputSyntax output_syntax(std::string_view template_source, std::string_view pr
 ChatOutput::ChatOutput(OutputSyntax syntax, std::string call_id_prefix)
     : syntax_(syntax),
       prefix_(std::move(call_id_prefix)),
-      state_(syntax.opens_in_think ? State::reasoning : State::content) {}
+      state_(syntax.opens_in_think ? State::reasoning : State::content) {
+  if (syntax_.channels)
+    harmony_ = std::make_unique<HarmonyOutput>(syntax_.calls == CallSyntax::harmony, prefix_);
+}
+
+ChatOutput::~ChatOutput() = default;
+ChatOutput::ChatOutput(ChatOutput&&) noexcept = default;
+ChatOutput& ChatOutput::operator=(ChatOutput&&) noexcept = default;
+
+size_t ChatOutput::calls() const {
+  return harmony_ ? harmony_->calls() : n_calls_;
+}
 
 ChatOutput::Delta ChatOutput::feed(std::string_view text) {
+  if (harmony_) return harmony_->feed(text);
   Delta d;
   buf_ += text;
   step(d, false);
@@ -61,10 +128,15 @@ ChatOutput::Delta ChatOutput::feed(std::string_view text) {
 }
 
 ChatOutput::Delta ChatOutput::finish() {
+  if (harmony_) return harmony_->finish();
   Delta d;
   step(d, true);
-  if (state_ == State::call) {  // never closed: it was text after all
-    d.content += std::string(kCallOpen) + call_;
+  if (state_ == State::call) {
+    if (syntax_.calls == CallSyntax::deepseek) {  // cut off before its end marker: read it still
+      if (!add_call(deepseek_call(call_), d)) d.content += std::string(kDsCallBegin) + call_;
+    } else if (!reader_.started()) {  // never became a call: it was text after all
+      d.content += std::string(kCallOpen) + call_;
+    }
     call_.clear();
   }
   if (state_ == State::tail) read_tail(d);
@@ -134,6 +206,72 @@ void ChatOutput::emit(Delta& d, std::string_view text) {
   d.content += text;
 }
 
+// A call's end: a streamed Hermes call is complete; any other is read whole now, and what is
+// not a call stays text.
+void ChatOutput::close_call(Delta& d) {
+  if (syntax_.calls == CallSyntax::deepseek) {
+    if (!add_call(deepseek_call(call_), d))
+      d.content += std::string(kDsCallBegin) + call_ + std::string(kDsCallEnd);
+    state_ = State::deepseek;
+  } else {
+    if (reader_.started() || add_call(parse(call_), d))
+      trim_newlines_ = true;
+    else
+      d.content += std::string(kCallOpen) + call_ + std::string(kCallClose);
+    state_ = State::content;
+  }
+  call_.clear();
+  reader_ = CallReader(CallReader::Shape::object);
+}
+
+// Inside a call: its text up to the closing tag; a Hermes call streams its arguments (the first
+// piece names it). False: wait for more text.
+bool ChatOutput::step_call(Delta& d, bool final) {
+  const std::string_view close = syntax_.calls == CallSyntax::deepseek ? kDsCallEnd : kCallClose;
+  bool whole = false;
+  const size_t cut = tag_or_prefix(buf_, close, whole);
+  const bool ends = cut != std::string::npos && (whole || !final);
+  const std::string body = buf_.substr(0, ends ? cut : buf_.size());
+  buf_.erase(0, body.size());
+  call_ += body;
+  if (syntax_.calls == CallSyntax::hermes && reader_.state() != CallReader::State::other) {
+    const bool before = reader_.started();
+    std::string piece = reader_.feed(body);
+    if (reader_.started() && !before) {
+      d.calls.push_back({n_calls_, prefix_ + std::to_string(n_calls_), reader_.name(), ""});
+      ++n_calls_;
+    }
+    if (!piece.empty()) d.calls.push_back({n_calls_ - 1, "", "", std::move(piece)});
+  }
+  if (!ends || !whole) return false;
+  buf_.erase(0, close.size());
+  close_call(d);
+  return true;
+}
+
+// Between DeepSeek's calls: the next <｜tool▁call▁begin｜>, or the block's end.
+bool ChatOutput::step_deepseek(Delta& d, bool final) {
+  bool whole_call = false, whole_end = false;
+  const size_t call = tag_or_prefix(buf_, kDsCallBegin, whole_call);
+  const size_t end = tag_or_prefix(buf_, kDsCallsEnd, whole_end);
+  const size_t cut = std::min(call, end);
+  if (cut == std::string::npos || (final && !whole_call && !whole_end)) {
+    emit(d, trim(buf_));  // no more calls: anything said here is content
+    buf_.clear();
+    return false;
+  }
+  emit(d, trim(std::string_view(buf_).substr(0, cut)));
+  const bool is_call = cut == call && whole_call;
+  if (!is_call && !(cut == end && whole_end)) {
+    buf_.erase(0, cut);
+    return false;
+  }
+  buf_.erase(0, cut + (is_call ? kDsCallBegin : kDsCallsEnd).size());
+  state_ = is_call ? State::call : State::content;
+  trim_newlines_ = !is_call;
+  return true;
+}
+
 void ChatOutput::step(Delta& d, bool final) {
   for (;;) {
     if (state_ == State::content && trim_newlines_) {
@@ -146,6 +284,14 @@ void ChatOutput::step(Delta& d, bool final) {
       call_ += buf_;
       buf_.clear();
       return;
+    }
+    if (state_ == State::call) {
+      if (!step_call(d, final)) return;
+      continue;
+    }
+    if (state_ == State::deepseek) {
+      if (!step_deepseek(d, final)) return;
+      continue;
     }
     if (state_ == State::content && syntax_.calls == CallSyntax::llama3 && !said_) {
       // An answer whose first word is a JSON object or <|python_tag|> is a call, read whole at
@@ -165,22 +311,12 @@ void ChatOutput::step(Delta& d, bool final) {
     }
     if (state_ == State::content) {
       // The earliest tag this syntax knows, or a tail that may become one.
-      size_t cut = std::string::npos;
-      std::string_view tag;
-      bool whole = false;
-      for (std::string_view t : {kThinkOpen, kCallOpen, kMistralCalls}) {
-        if ((t == kThinkOpen && !syntax_.think) ||
-            (t == kCallOpen && syntax_.calls != CallSyntax::hermes) ||
-            (t == kMistralCalls && syntax_.calls != CallSyntax::mistral))
-          continue;
-        bool w = false;
-        const size_t at = tag_or_prefix(buf_, t, w);
-        if (at < cut || (at == cut && w)) {
-          cut = at;
-          tag = t;
-          whole = w;
-        }
-      }
+      std::vector<std::string_view> tags;
+      if (syntax_.think) tags.push_back(kThinkOpen);
+      if (syntax_.calls == CallSyntax::hermes) tags.push_back(kCallOpen);
+      if (syntax_.calls == CallSyntax::mistral) tags.push_back(kMistralCalls);
+      if (syntax_.calls == CallSyntax::deepseek) tags.push_back(kDsCallsBegin);
+      const auto [cut, tag, whole] = earliest_tag(buf_, tags);
       if (cut == std::string::npos || (!whole && final)) {
         emit(d, buf_);
         buf_.clear();
@@ -196,35 +332,26 @@ void ChatOutput::step(Delta& d, bool final) {
         continue;
       }
       buf_.erase(0, cut + tag.size());
-      state_ = tag == kThinkOpen ? State::reasoning : State::call;
+      state_ = tag == kThinkOpen  ? State::reasoning
+               : tag == kCallOpen ? State::call
+                                  : State::deepseek;
       continue;
     }
-    const std::string_view close = state_ == State::reasoning ? kThinkClose : kCallClose;
+    // reasoning
     bool whole = false;
-    const size_t cut = tag_or_prefix(buf_, close, whole);
-    std::string& into = state_ == State::reasoning ? d.reasoning : call_;
+    const size_t cut = tag_or_prefix(buf_, kThinkClose, whole);
     if (cut == std::string::npos || (!whole && final)) {
-      into += buf_;
+      d.reasoning += buf_;
       buf_.clear();
       return;
     }
-    into += buf_.substr(0, cut);
+    d.reasoning += buf_.substr(0, cut);
     if (!whole) {
       buf_.erase(0, cut);
       return;
     }
-    buf_.erase(0, cut + close.size());
-    if (state_ == State::reasoning) {
-      trim_newlines_ = true;
-    } else {
-      // {"name": ..., "arguments": {...}}; anything else stays text.
-      if (add_call(parse(call_), d)) {
-        trim_newlines_ = true;
-      } else {
-        d.content += std::string(kCallOpen) + call_ + std::string(kCallClose);
-      }
-      call_.clear();
-    }
+    buf_.erase(0, cut + kThinkClose.size());
+    trim_newlines_ = true;
     state_ = State::content;
   }
 }

@@ -1,25 +1,33 @@
 // What a chat model's text means, as the family of its template writes it: the reasoning in
-// <think>...</think> (Qwen3, DeepSeek-R1, ...), tool calls, and the content around them. Tool
-// calls come as <tool_call>{"name", "arguments"}</tool_call> (Hermes, Qwen2.5/3/3.5), as
-// [TOOL_CALLS] then a JSON list or name[ARGS]{...} pieces to the end (Mistral), or as an answer
-// that is one JSON object {"name", "parameters"} (Llama 3.1-3.3, <|python_tag|> allowed). Text
-// arrives in pieces (streaming); a piece that could be the start of a tag is held back until it
-// is clear.
+// <think>...</think> (Qwen3, DeepSeek-R1, ...) or in gpt-oss's analysis channel, tool calls, and
+// the content around them. Tool calls come as <tool_call>{"name", "arguments"}</tool_call>
+// (Hermes, Qwen2.5/3/3.5), as [TOOL_CALLS] then a JSON list or name[ARGS]{...} pieces to the end
+// (Mistral), as an answer that is one JSON object {"name", "parameters"} (Llama 3.1-3.3,
+// <|python_tag|> allowed), between DeepSeek's <｜tool▁call▁begin｜> markers, or as gpt-oss
+// messages to=functions.NAME (harmony_output.h). Text arrives in pieces (streaming); a piece that
+// could be the start of a tag is held back until it is clear.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "server/call_reader.h"
+
 namespace sy::server {
 
-enum class CallSyntax { none, hermes, mistral, llama3 };
+enum class CallSyntax { none, hermes, mistral, llama3, deepseek, harmony };
 
 struct OutputSyntax {
   bool think = false;           // split <think>...</think> into reasoning
   bool opens_in_think = false;  // the prompt ended inside an open <think>
   CallSyntax calls = CallSyntax::none;
+  bool channels = false;  // gpt-oss's harmony messages: analysis is reasoning, final is content
+  // DeepSeek R1 / V3 calls: "function<｜tool▁sep｜>NAME" and the arguments in a ```json fence
+  // (V3.1: "NAME<｜tool▁sep｜>" and the arguments bare).
+  bool fenced = false;
 };
 
 // From the template's source (which tags it writes) and the prompt it rendered; calls only when
@@ -27,32 +35,59 @@ struct OutputSyntax {
 OutputSyntax output_syntax(std::string_view template_source, std::string_view prompt,
                            bool tools_offered);
 
+// A piece of a tool call, as OpenAI streams them: a call's first piece carries its id and name,
+// later ones (id empty) more of its `arguments`.
 struct ToolCall {
   size_t index = 0;  // the choice's n-th call
   std::string id;    // call_<request id>_<choice>_<n>
   std::string name;
-  std::string arguments;  // a JSON object, as text
+  std::string arguments;  // JSON text
 };
+
+// Appends pieces to whole calls (or to the calls of one chunk): a piece without an id continues
+// the call of its index.
+void merge_calls(std::vector<ToolCall>& into, std::vector<ToolCall>&& pieces);
+
+// Where `tag` starts in s, or where a prefix of it ends s (npos: neither): text before that
+// position is safe to emit.
+size_t tag_or_prefix(std::string_view s, std::string_view tag, bool& whole);
+
+// The earliest of `tags` in s, or of their prefixes ending s (a whole tag wins a tie).
+struct TagAt {
+  size_t at = std::string_view::npos;
+  std::string_view tag;
+  bool whole = false;
+};
+TagAt earliest_tag(std::string_view s, const std::vector<std::string_view>& tags);
+
+class HarmonyOutput;
 
 class ChatOutput {
  public:
   ChatOutput(OutputSyntax syntax, std::string call_id_prefix);
+  ~ChatOutput();
+  ChatOutput(ChatOutput&&) noexcept;
+  ChatOutput& operator=(ChatOutput&&) noexcept;
 
   struct Delta {
     std::string content, reasoning;
-    std::vector<ToolCall> calls;
+    std::vector<ToolCall> calls;  // pieces
     bool empty() const { return content.empty() && reasoning.empty() && calls.empty(); }
   };
   Delta feed(std::string_view text);
-  // The end of the text: what was held back; an unclosed <tool_call> is content.
+  // The end of the text: what was held back; an unclosed <tool_call> that never became a call is
+  // content.
   Delta finish();
-  size_t calls() const { return n_calls_; }
+  size_t calls() const;
 
  private:
   // tail: everything from a Mistral [TOOL_CALLS] or a Llama 3 JSON answer to the end, read at
-  // finish().
-  enum class State { content, reasoning, call, tail };
+  // finish(). deepseek: between <｜tool▁calls▁begin｜> and its end, outside any one call.
+  enum class State { content, reasoning, call, tail, deepseek };
   void step(Delta& d, bool final);
+  bool step_call(Delta& d, bool final);
+  bool step_deepseek(Delta& d, bool final);
+  void close_call(Delta& d);
   // A call's JSON object ({"name", "arguments" or "parameters"}); false when it is not one.
   bool add_call(const nlohmann::ordered_json& j, Delta& d);
   void read_tail(Delta& d);
@@ -62,10 +97,12 @@ class ChatOutput {
   std::string prefix_;
   State state_;
   std::string buf_;             // text not yet classified
-  std::string call_;            // the body of the open <tool_call>
+  std::string call_;            // the body of the open call
+  CallReader reader_{CallReader::Shape::object};  // the open Hermes call, streamed
   bool trim_newlines_ = false;  // content right after </think> starts without its newlines
   bool said_ = false;           // content other than whitespace went out
   size_t n_calls_ = 0;
+  std::unique_ptr<HarmonyOutput> harmony_;
 };
 
 }  // namespace sy::server

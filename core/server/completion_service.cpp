@@ -381,7 +381,7 @@ class Collector {
 void read(ChoicePart& p, ChatOutput::Delta d) {
   p.text += d.content;
   p.reasoning += d.reasoning;
-  for (auto& c : d.calls) p.tool_calls.push_back(std::move(c));
+  merge_calls(p.tool_calls, std::move(d.calls));
 }
 
 // A choice that called a tool and then stopped answers finish_reason "tool_calls".

@@ -337,8 +337,9 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
                                            const JsonLimits& limits) {
   const json o = parse_json_object(body, limits);
   // Again in the client's key order (the limits held for the first parse): the template writes
-  // tools and arguments with tojson, key by key as sent.
-  const ordered_json ordered = chat ? ordered_json::parse(body) : ordered_json();
+  // tools and arguments with tojson, key by key as sent, and a schema's properties come out in
+  // the order given.
+  const ordered_json ordered = ordered_json::parse(body);
   CompletionRequest r;
   r.chat = chat;
   r.template_kwargs = ordered_json::object();
@@ -475,7 +476,7 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
       if (v.size() > 1024) bad_value(k, "at most 1024 token ids.");
       r.stop_token_ids = token_ids(v, k);
     } else if (k == "response_format") {
-      format_gbnf = response_format_gbnf(v);
+      format_gbnf = response_format_gbnf(ordered[k]);
     } else if (k == "grammar") {
       if (!v.is_string()) bad_type(k, "a string", v);
       gbnf = v.get<std::string>();

@@ -79,14 +79,15 @@ json logprobs_json(const ResponseMeta& m, const std::vector<LogprobEntry>& lps) 
           {"text_offset", offsets}};
 }
 
-// OpenAI's tool_calls; a chunk's entries carry their index (each call arrives whole, its
-// arguments in one delta).
+// OpenAI's tool_calls; a chunk's entries carry their index, and a call's first one its id, type
+// and name, later ones only more of its arguments.
 json tool_calls_json(const std::vector<ToolCall>& calls, bool chunk) {
   json out = json::array();
   for (const ToolCall& t : calls) {
-    json c = {{"id", t.id},
-              {"type", "function"},
-              {"function", {{"name", t.name}, {"arguments", t.arguments}}}};
+    json c = t.id.empty() ? json{{"function", {{"arguments", t.arguments}}}}
+                          : json{{"id", t.id},
+                                 {"type", "function"},
+                                 {"function", {{"name", t.name}, {"arguments", t.arguments}}}};
     if (chunk) c["index"] = t.index;
     out.push_back(std::move(c));
   }

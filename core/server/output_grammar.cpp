@@ -1,5 +1,7 @@
 #include "server/output_grammar.h"
 
+#include <set>
+
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
 #include "server/api_error.h"
@@ -8,7 +10,9 @@ namespace sy::server {
 
 namespace {
 
-using nlohmann::json;
+// In the client's key order throughout: a schema's properties and a call's keys ("name" before
+// "arguments") come out in the order given.
+using json = nlohmann::ordered_json;
 
 [[noreturn]] void invalid(const std::string& param, const std::string& why) {
   throw ApiError(400, "Invalid '" + param + "': " + why, "invalid_request_error", param,
@@ -26,6 +30,79 @@ std::string schema_gbnf(const json& schema, const std::string& param) {
   } catch (const grammar::Error& e) {
     invalid(param, e.what());
   }
+}
+
+// A tool's parameters schema (an object by default).
+json parameters(const json& tool) {
+  const auto& f = tool["function"];
+  return f.contains("parameters") && !f["parameters"].is_null() ? f["parameters"]
+                                                                : json{{"type", "object"}};
+}
+
+// A GBNF string literal of `s`.
+std::string literal(const std::string& s) {
+  return json(s).dump();
+}
+
+// Reasoning first where the template thinks ("</" ends it), then `calls`.
+std::string root_rule(const OutputSyntax& syntax) {
+  const std::string thought = R"(thought ::= ([^<] | "<" [^/])*)"
+                              "\n";
+  if (syntax.opens_in_think) return "root ::= thought \"</think>\" [ \\n]{0,4} calls\n" + thought;
+  if (syntax.think)
+    return "root ::= (\"<think>\" thought \"</think>\" [ \\n]{0,4})? calls\n" + thought;
+  return "root ::= calls\n";
+}
+
+// Calls whose name is markup and whose arguments follow it (DeepSeek, gpt-oss): one alternative
+// per tool, the tool's name then its own parameters' grammar.
+std::shared_ptr<const grammar::Grammar> marked_call_grammar(const OutputSyntax& syntax,
+                                                            const nlohmann::ordered_json& tools,
+                                                            const std::string& name,
+                                                            bool parallel) {
+  std::string alternatives;
+  std::set<std::string> rules;  // the schemas' shared helpers (space, string, ...) once
+  size_t i = 0;
+  for (const auto& t : tools) {
+    const std::string n = t["function"]["name"].get<std::string>();
+    if (!name.empty() && n != name) continue;
+    const std::string args = "args" + std::to_string(i), prefix = "t" + std::to_string(i++) + "-";
+    std::string gbnf;
+    try {
+      gbnf = grammar::json_schema_gbnf(parameters(t), args, prefix);
+    } catch (const grammar::Error& e) {
+      invalid("tools", e.what());
+    }
+    for (size_t at = 0; at < gbnf.size();) {
+      const size_t nl = gbnf.find('\n', at);
+      rules.insert(gbnf.substr(at, nl - at));
+      at = nl == std::string::npos ? gbnf.size() : nl + 1;
+    }
+    std::string head;
+    if (syntax.calls == CallSyntax::harmony)
+      head = "<|channel|>commentary to=functions." + n + " <|constrain|>json<|message|>";
+    else if (syntax.fenced)
+      head = "function<\uFF5Ctool\u2581sep\uFF5C>" + n + "\n```json\n";
+    else
+      head = n + "<\uFF5Ctool\u2581sep\uFF5C>";
+    alternatives += (alternatives.empty() ? "" : " | ") + literal(head) + " " + args +
+                    (syntax.fenced ? " \"\\n```\"" : "");
+  }
+  if (alternatives.empty()) invalid("tool_choice", "no tool in 'tools' is named '" + name + "'.");
+  std::string gbnf;
+  for (const std::string& r : rules) gbnf += r + "\n";
+  gbnf += "call ::= " + alternatives + "\n";
+  if (syntax.calls == CallSyntax::harmony) {  // one call: <|call|> ends the turn
+    gbnf += "calls ::= call\n";
+  } else {
+    gbnf +=
+        "tagged ::= \"<\uFF5Ctool\u2581call\u2581begin\uFF5C>\" call "
+        "\"<\uFF5Ctool\u2581call\u2581end\uFF5C>\"\n";
+    gbnf += std::string("calls ::= \"<\uFF5Ctool\u2581calls\u2581begin\uFF5C>\" tagged ") +
+            (parallel ? "(\"\\n\"? tagged)* " : "") +
+            "\"<\uFF5Ctool\u2581calls\u2581end\uFF5C>\"\n";
+  }
+  return compile_gbnf(gbnf + root_rule(syntax), "tools");
 }
 
 }  // namespace
@@ -91,6 +168,8 @@ std::shared_ptr<const grammar::Grammar> tool_call_grammar(const OutputSyntax& sy
                    "'tool_choice' 'required' or a named function needs a model whose chat "
                    "template writes tool calls; this one's does not.",
                    "invalid_request_error", "tool_choice", "unsupported_value");
+  if (syntax.calls == CallSyntax::deepseek || syntax.calls == CallSyntax::harmony)
+    return marked_call_grammar(syntax, tools, name, parallel);
   // {"name": <const>, "arguments"|"parameters": <its parameters>} for each tool offered.
   const char* args = syntax.calls == CallSyntax::llama3 ? "parameters" : "arguments";
   json calls = json::array();
@@ -98,11 +177,8 @@ std::shared_ptr<const grammar::Grammar> tool_call_grammar(const OutputSyntax& sy
     const auto& f = t["function"];
     const std::string n = f["name"].get<std::string>();
     if (!name.empty() && n != name) continue;
-    json params = f.contains("parameters") && !f["parameters"].is_null()
-                      ? json::parse(f["parameters"].dump())
-                      : json{{"type", "object"}};
     calls.push_back({{"type", "object"},
-                     {"properties", {{"name", {{"const", n}}}, {args, params}}},
+                     {"properties", {{"name", {{"const", n}}}, {args, parameters(t)}}},
                      {"required", {"name", args}}});
   }
   if (calls.empty()) invalid("tool_choice", "no tool in 'tools' is named '" + name + "'.");
@@ -122,16 +198,7 @@ std::shared_ptr<const grammar::Grammar> tool_call_grammar(const OutputSyntax& sy
     default:
       gbnf += "calls ::= call\n";
   }
-  // Reasoning first where the template thinks ("</" ends it).
-  const std::string thought = R"(thought ::= ([^<] | "<" [^/])*)"
-                              "\n";
-  if (syntax.opens_in_think)
-    gbnf += "root ::= thought \"</think>\" [ \\n]{0,4} calls\n" + thought;
-  else if (syntax.think)
-    gbnf += "root ::= (\"<think>\" thought \"</think>\" [ \\n]{0,4})? calls\n" + thought;
-  else
-    gbnf += "root ::= calls\n";
-  return compile_gbnf(gbnf, "tools");
+  return compile_gbnf(gbnf + root_rule(syntax), "tools");
 }
 
 }  // namespace sy::server

@@ -19,7 +19,7 @@ std::shared_ptr<const grammar::Grammar> compile_gbnf(const std::string& gbnf,
 
 // response_format as OpenAI (and llama-server: json_object with a "schema") take it: "" for
 // {"type": "text"}, else the GBNF its output must match.
-std::string response_format_gbnf(const nlohmann::json& response_format);
+std::string response_format_gbnf(const nlohmann::ordered_json& response_format);
 
 // A tool call (one, or several when parallel) to one of `tools` (name: only that one) in the
 // syntax the template's answers use; the output may open with reasoning where the syntax thinks.

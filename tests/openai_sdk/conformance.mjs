@@ -1,6 +1,6 @@
 // The official OpenAI Node SDK against `switchyard serve`: completions and chat, whole and
 // streamed, with n, stop, seed, logprobs, penalties, logit_bias, response_format (json_schema
-// through the SDK's parse helper), echo and
+// through the SDK's parse helper), tool_choice required / named (streamed as argument deltas), echo and
 // stream_options.include_usage, tools and tool results; every field the SDK reads is checked;
 // fields the server does not honour come back as 400s naming them; a wrong key is the SDK's
 // AuthenticationError.
@@ -219,16 +219,54 @@ await check("chat: tools offered, a tool call and its result in the history", as
   assert.ok(chunks > 0);
 });
 
+await check("chat: tool_choice required and a named function, streamed and not", async () => {
+  const tools = [
+    { type: "function", function: { name: "get_weather", parameters: { type: "object",
+      additionalProperties: false, required: ["city"],
+      properties: { city: { enum: ["Paris", "Oslo"] } } } } },
+    { type: "function", function: { name: "get_time", parameters: { type: "object",
+      additionalProperties: false, required: ["zone"], properties: { zone: { enum: ["UTC"] } } } } },
+  ];
+  const base = { model: MODEL, messages: [{ role: "user", content: "Weather?" }], tools,
+    max_tokens: 200, temperature: 0, parallel_tool_calls: false };
+  const r = await client.chat.completions.create({ ...base, tool_choice: "required" });
+  assert.equal(r.choices[0].finish_reason, "tool_calls");
+  const call = r.choices[0].message.tool_calls[0];
+  assert.equal(call.type, "function");
+  assert.ok(call.id.startsWith("call_"));
+  const args = JSON.parse(call.function.arguments);
+  assert.ok(["get_weather", "get_time"].includes(call.function.name));
+  assert.ok(args.city === "Paris" || args.city === "Oslo" || args.zone === "UTC", call.function.arguments);
+  // Streamed: the call's name first, then its arguments in pieces, which the SDK's stream
+  // helper puts together into the same call.
+  const stream = client.chat.completions.stream({ ...base,
+    tool_choice: { type: "function", function: { name: "get_time" } } });
+  let pieces = 0;
+  for await (const c of stream) {
+    for (const t of c.choices[0]?.delta?.tool_calls ?? []) {
+      assert.equal(t.index, 0);
+      if (pieces++ === 0) assert.equal(t.function.name, "get_time");
+      else assert.equal(t.id, undefined);
+    }
+  }
+  assert.ok(pieces > 2, `${pieces} tool_calls deltas`);
+  const done = await stream.finalChatCompletion();
+  assert.equal(done.choices[0].finish_reason, "tool_calls");
+  const streamed = done.choices[0].message.tool_calls[0];
+  assert.equal(streamed.function.name, "get_time");
+  assert.deepEqual(JSON.parse(streamed.function.arguments), { zone: "UTC" });
+});
+
 await check("chat: json_schema output through the SDK's parse helper", async () => {
-  const schema = { type: "object", additionalProperties: false, required: ["answer", "score"],
-    properties: { answer: { enum: ["yes", "no"] }, score: { type: "integer" } } };
+  const schema = { type: "object", additionalProperties: false, required: ["score", "answer"],
+    properties: { score: { type: "integer" }, answer: { enum: ["yes", "no"] } } };
   const r = await client.chat.completions.parse({ model: MODEL,
     messages: [{ role: "user", content: "ok?" }], max_tokens: 100, temperature: 0,
     response_format: { type: "json_schema", json_schema: { name: "verdict", strict: true, schema } },
   });
   assert.equal(r.choices[0].finish_reason, "stop");
   const p = r.choices[0].message.parsed;
-  assert.deepEqual(Object.keys(p), ["answer", "score"]);
+  assert.deepEqual(Object.keys(p), ["score", "answer"]);  // the schema's order
   assert.ok(p.answer === "yes" || p.answer === "no", JSON.stringify(p));
   assert.ok(Number.isInteger(p.score), JSON.stringify(p));
   const o = await client.chat.completions.create({ model: MODEL, max_tokens: 100,
@@ -241,7 +279,7 @@ await check("refusals: 400 naming the field, 401 for a wrong key", async () => {
   const msg = [{ role: "user", content: "x" }];
   await refused(client.chat.completions.create({ model: MODEL, messages: msg,
     tools: [{ type: "function", function: { name: "f", parameters: {} } }],
-    tool_choice: "required" }), 400, "tool_choice");
+    tool_choice: { type: "function", function: { name: "g" } } }), 400, "tool_choice");
   await refused(client.chat.completions.create({ model: MODEL, messages: msg,
     response_format: { type: "json_schema", json_schema: { name: "x",
       schema: { type: "string", pattern: "^a+$" } } } }), 400, "response_format.json_schema.schema");
