@@ -1,6 +1,7 @@
 // The official OpenAI Node SDK against `switchyard serve`: completions and chat, whole and
 // streamed, with n, stop, seed, logprobs, penalties, logit_bias, response_format (json_schema
-// through the SDK's parse helper), tool_choice required / named (streamed as argument deltas), echo and
+// through the SDK's parse helper), tool_choice required / named (streamed as argument deltas),
+// reasoning_content (whole and as deltas), echo with logprobs and max_tokens 0,
 // stream_options.include_usage, tools and tool results; every field the SDK reads is checked;
 // fields the server does not honour come back as 400s naming them; a wrong key is the SDK's
 // AuthenticationError.
@@ -255,6 +256,44 @@ await check("chat: tool_choice required and a named function, streamed and not",
   const streamed = done.choices[0].message.tool_calls[0];
   assert.equal(streamed.function.name, "get_time");
   assert.deepEqual(JSON.parse(streamed.function.arguments), { zone: "UTC" });
+});
+
+await check("chat: reasoning_content whole and as its own deltas (enable_thinking)", async () => {
+  // The prompt ends inside an open <think>: the answer is reasoning until </think>, which this
+  // random-weight model never writes.
+  const base = { model: MODEL, messages: [{ role: "user", content: "think" }], max_tokens: 8,
+    temperature: 0, ignore_eos: true, chat_template_kwargs: { enable_thinking: true } };
+  const whole = await client.chat.completions.create(base);
+  const m = whole.choices[0].message;
+  assert.equal(typeof m.reasoning_content, "string");
+  assert.ok(m.reasoning_content.length > 0);
+  assert.equal(m.content, "");
+  let reasoning = "", content = "";
+  for await (const c of await client.chat.completions.create({ ...base, stream: true })) {
+    const d = c.choices[0]?.delta ?? {};
+    reasoning += d.reasoning_content ?? "";
+    content += d.content ?? "";
+  }
+  assert.equal(reasoning, m.reasoning_content);
+  assert.equal(content, "");
+  // Without it, the empty think block is the prompt's: the answer is content.
+  const plain = await client.chat.completions.create({ ...base, chat_template_kwargs: {} });
+  assert.equal(plain.choices[0].message.reasoning_content, undefined);
+  assert.ok(plain.choices[0].message.content.length > 0);
+});
+
+await check("completions: echo with logprobs and max_tokens 0 (lm-eval's loglikelihood)", async () => {
+  const r = await client.completions.create({ model: MODEL, prompt: "stop here", max_tokens: 0,
+    echo: true, logprobs: 1, temperature: 0 });
+  const c = r.choices[0];
+  assert.equal(c.text, "stop here");
+  assert.equal(c.finish_reason, "length");
+  const lp = c.logprobs;
+  assert.equal(lp.tokens.length, r.usage.prompt_tokens);  // every prompt token, scored
+  assert.equal(lp.token_logprobs[0], null);  // the first token has nothing before it
+  assert.equal(lp.token_logprobs.length, lp.tokens.length);
+  for (const x of lp.token_logprobs.slice(1)) assert.ok(x <= 0);
+  assert.equal(r.usage.completion_tokens, 0);
 });
 
 await check("chat: json_schema output through the SDK's parse helper", async () => {

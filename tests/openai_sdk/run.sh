@@ -18,14 +18,20 @@ if [ ! -f "$work/node_modules/openai/package.json" ] ||
 fi
 echo "node $(node --version), openai $(node -p "require('$work/node_modules/openai/package.json').version")"
 
-# A ChatML template that offers tools as Qwen's does (<tool_call> tags), over the file's own.
+# A ChatML template that offers tools and thinks as Qwen3's does (<tool_call> tags; an open
+# <think> with enable_thinking, an empty one without), over the file's own.
 cat >"$work/chatml-tools.jinja" <<'JINJA'
 {%- if tools %}<|im_start|>system
 Tools:{% for t in tools %} {{ t.function.name }}{% endfor %}. Call as <tool_call>{"name", "arguments"}</tool_call><|im_end|>
 {% endif %}{% for m in messages %}<|im_start|>{{ m.role }}
 {{ m.content if m.content else '' }}<|im_end|>
 {% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
-{% endif %}
+{% if enable_thinking is defined and enable_thinking %}<think>
+{% else %}<think>
+
+</think>
+
+{% endif %}{% endif %}
 JINJA
 cat >"$work/serve.toml" <<TOML
 plugin_dirs = ["$build/plugins"]
