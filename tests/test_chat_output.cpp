@@ -48,23 +48,34 @@ Read read(const OutputSyntax& s, const std::string& text, size_t piece) {
 
 const OutputSyntax kQwen3{true, false, CallSyntax::hermes};
 
+// Read in pieces of 1, 3, 7 bytes and whole, the answer gives this reasoning, content and calls
+// (name, arguments), numbered in order.
+void expect_read(const OutputSyntax& s, const std::string& text, const std::string& reasoning,
+                 const std::string& content,
+                 const std::vector<std::pair<std::string, std::string>>& calls) {
+  for (size_t piece : {size_t{1}, size_t{3}, size_t{7}, text.size()}) {
+    SCOPED_TRACE(piece);
+    const Read r = read(s, text, piece);
+    EXPECT_EQ(r.reasoning, reasoning);
+    EXPECT_EQ(r.content, content);
+    ASSERT_EQ(r.calls.size(), calls.size());
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(r.calls[i].index, i);
+      EXPECT_EQ(r.calls[i].id, "call_x_0_" + std::to_string(i));
+      EXPECT_EQ(r.calls[i].name, calls[i].first);
+      EXPECT_EQ(r.calls[i].arguments, calls[i].second);
+    }
+  }
+}
+
 TEST(ChatOutput, SplitsReasoningToolCallsAndContentWhateverThePieces) {
   const std::string answer =
       "<think>\nThe user wants weather.\n</think>\n\nLet me check.\n<tool_call>\n"
       "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n"
       "</tool_call>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>";
-  for (size_t piece : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, answer.size()}) {
-    const Read r = read(kQwen3, answer, piece);
-    EXPECT_EQ(r.reasoning, "\nThe user wants weather.\n") << piece;
-    EXPECT_EQ(r.content, "Let me check.\n") << piece;
-    ASSERT_EQ(r.calls.size(), 2u) << piece;
-    EXPECT_EQ(r.calls[0].name, "get_weather");
-    EXPECT_EQ(r.calls[0].arguments, R"({"city":"Paris","unit":"celsius"})");  // the model's order
-    EXPECT_EQ(r.calls[0].id, "call_x_0_0");
-    EXPECT_EQ(r.calls[1].name, "get_time");
-    EXPECT_EQ(r.calls[1].arguments, "{}");
-    EXPECT_EQ(r.calls[1].index, 1u);
-  }
+  expect_read(kQwen3, answer, "\nThe user wants weather.\n", "Let me check.\n",
+              {{"get_weather", R"({"city":"Paris","unit":"celsius"})"},  // the model's order
+               {"get_time", "{}"}});
 }
 
 TEST(ChatOutput, WhatIsNotACallStaysText) {
@@ -123,10 +134,66 @@ TEST(ChatOutput, MistralCallsRunToTheEnd) {
   EXPECT_EQ(r.calls[0].name, "f");
   EXPECT_EQ(r.calls[1].name, "g");
   EXPECT_EQ(r.calls[1].index, 1u);
-  // What does not parse is the text it was.
-  r = read(mistral, "a[TOOL_CALLS]f[ARGS]{oops", 2);
-  EXPECT_EQ(r.content, "a[TOOL_CALLS]f[ARGS]{oops");
+  // What is no call is the text it was; a call whose arguments opened is the model's call,
+  // whatever its arguments turn out to be (OpenAI's `arguments` is the model's text).
+  r = read(mistral, "a[TOOL_CALLS]f[ARGS]oops", 2);
+  EXPECT_EQ(r.content, "a[TOOL_CALLS]f[ARGS]oops");
   EXPECT_TRUE(r.calls.empty());
+  r = read(mistral, "a[TOOL_CALLS]f[ARGS]{oops", 2);
+  EXPECT_EQ(r.content, "a");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].arguments, "{oops");
+}
+
+TEST(ChatOutput, MistralLlama3AndDeepSeekArgumentsStreamToo) {
+  // Each call's first piece goes out before its arguments are complete.
+  struct Case {
+    OutputSyntax syntax;
+    std::string head, args, tail;
+  };
+  const std::string ds = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>";
+  for (const Case& c : {
+           Case{{false, false, CallSyntax::mistral}, "[TOOL_CALLS]f[ARGS]", "{\"a\": [1, ", "2]}"},
+           Case{{false, false, CallSyntax::mistral},
+                "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": ",
+                "{\"a\": [1, ",
+                "2]}}]"},
+           Case{{false, false, CallSyntax::llama3},
+                "<|python_tag|>{\"name\": \"f\", \"parameters\": ",
+                "{\"a\": [1, ",
+                "2]}}"},
+           Case{{false, false, CallSyntax::deepseek},
+                ds + "f<｜tool▁sep｜>",
+                "{\"a\": [1, ",
+                "2]}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
+           Case{{false, false, CallSyntax::deepseek, false, true},
+                ds + "function<｜tool▁sep｜>f\n```json\n",
+                "{\"a\": [1, ",
+                "2]}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
+       }) {
+    SCOPED_TRACE(c.head);
+    ChatOutput out(c.syntax, "call_x_0_");
+    ChatOutput::Delta d = out.feed(c.head + c.args);
+    ASSERT_EQ(d.calls.size(), 2u);
+    EXPECT_EQ(d.calls[0].name, "f");
+    EXPECT_EQ(d.calls[0].id, "call_x_0_0");
+    EXPECT_EQ(d.calls[1].arguments, "{\"a\":[1,");
+    d = out.feed(c.tail);
+    ASSERT_EQ(d.calls.size(), 1u);
+    EXPECT_EQ(d.calls[0].arguments, "2]}");
+    EXPECT_TRUE(out.finish().empty());
+    EXPECT_EQ(out.calls(), 1u);
+  }
+  // Several Mistral calls, listed or in pieces, byte by byte.
+  for (const std::string text : {"[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"a\": 1}}, "
+                                 "{\"name\": \"g\", \"arguments\": {}}]",
+                                 "[TOOL_CALLS]f[ARGS]{\"a\": 1}[TOOL_CALLS]g[ARGS]{}"}) {
+    const Read r = read(OutputSyntax{false, false, CallSyntax::mistral}, text, 1);
+    ASSERT_EQ(r.calls.size(), 2u) << text;
+    EXPECT_EQ(r.calls[0].arguments, R"({"a":1})");
+    EXPECT_EQ(r.calls[1].name, "g");
+    EXPECT_EQ(r.calls[1].arguments, "{}");
+  }
 }
 
 TEST(ChatOutput, Llama3CallsAreTheWholeAnswer) {
@@ -192,15 +259,8 @@ TEST(ChatOutput, GptOssChannelsAreReasoningContentAndCalls) {
   const std::string answer =
       "<|channel|>analysis<|message|>User asks weather. Use tool.<|start|>assistant<|channel|>"
       "commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}";
-  for (size_t piece : {size_t{1}, size_t{3}, answer.size()}) {
-    Read r = read(tools, answer, piece);
-    EXPECT_EQ(r.reasoning, "User asks weather. Use tool.") << piece;
-    EXPECT_EQ(r.content, "") << piece;
-    ASSERT_EQ(r.calls.size(), 1u) << piece;
-    EXPECT_EQ(r.calls[0].name, "get_weather");
-    EXPECT_EQ(r.calls[0].arguments, R"({"city":"Paris"})");
-    EXPECT_EQ(r.calls[0].id, "call_x_0_0");
-  }
+  expect_read(tools, answer, "User asks weather. Use tool.", "",
+              {{"get_weather", R"({"city":"Paris"})"}});
   // The recipient before the channel, a final answer, and text without markup.
   Read r = read(tools,
                 "<|channel|>analysis<|message|>a<|end|><|start|>assistant "
@@ -234,16 +294,8 @@ TEST(ChatOutput, DeepSeekCallsInBothForms) {
       "think>\n\nChecking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
       "get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>"
       "function<｜tool▁sep｜>get_time\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-  for (size_t piece : {size_t{1}, size_t{5}, answer.size()}) {
-    const Read r = read(r1, answer, piece);
-    EXPECT_EQ(r.reasoning, "weighing") << piece;
-    EXPECT_EQ(r.content, "Checking.") << piece;
-    ASSERT_EQ(r.calls.size(), 2u) << piece;
-    EXPECT_EQ(r.calls[0].name, "get_weather");
-    EXPECT_EQ(r.calls[0].arguments, R"({"city":"Paris"})");
-    EXPECT_EQ(r.calls[1].name, "get_time");
-    EXPECT_EQ(r.calls[1].index, 1u);
-  }
+  expect_read(r1, answer, "weighing", "Checking.",
+              {{"get_weather", R"({"city":"Paris"})"}, {"get_time", "{}"}});
   // V3.1: the name, then the arguments bare; a call cut off before its end marker still counts.
   const OutputSyntax v31 = output_syntax(
       "'<｜tool▁call▁begin｜>'+ tool['function']['name'] + '<｜tool▁sep｜>'", "", true);
@@ -253,11 +305,11 @@ TEST(ChatOutput, DeepSeekCallsInBothForms) {
   EXPECT_EQ(r.calls[0].arguments, R"({"a":1})");
   // What is not a call is the text it was.
   r = read(v31,
-           "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{oops<｜tool▁call▁end｜><"
+           "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>oops<｜tool▁call▁end｜><"
            "｜tool▁calls▁end｜>",
            4);
   EXPECT_TRUE(r.calls.empty());
-  EXPECT_EQ(r.content, "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{oops<｜tool▁call▁end｜>");
+  EXPECT_EQ(r.content, "<｜tool▁call▁begin｜>f<｜tool▁sep｜>oops<｜tool▁call▁end｜>");
 }
 
 // The grammar of tool_choice "required" takes the family's call and nothing else.

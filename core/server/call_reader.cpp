@@ -109,4 +109,34 @@ std::string CallReader::read_args() {
   return out;
 }
 
+void merge_calls(std::vector<ToolCall>& into, std::vector<ToolCall>&& pieces) {
+  for (ToolCall& c : pieces) {
+    if (c.id.empty() && !into.empty() && into.back().index == c.index)
+      into.back().arguments += c.arguments;
+    else
+      into.push_back(std::move(c));
+  }
+}
+
+void CallStream::add(std::vector<ToolCall>& out, std::string name, std::string arguments) {
+  out.push_back({n_, prefix_ + std::to_string(n_), std::move(name), std::move(arguments)});
+  ++n_;
+}
+
+void CallStream::open(std::vector<ToolCall>& out, std::string name) {
+  reader_ = CallReader(CallReader::Shape::arguments);
+  announced_ = true;
+  add(out, std::move(name), "");
+}
+
+void CallStream::feed(std::vector<ToolCall>& out, std::string_view text) {
+  if (reader_.state() == CallReader::State::other) return;
+  std::string piece = reader_.feed(text);
+  if (reader_.started() && !announced_) {
+    announced_ = true;
+    add(out, reader_.name(), "");
+  }
+  if (!piece.empty()) out.push_back({n_ - 1, "", "", std::move(piece)});
+}
+
 }  // namespace sy::server

@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sy::server {
 
@@ -41,6 +42,47 @@ class CallReader {
   int depth_ = 0;
   bool in_string_ = false, escape_ = false;
   bool raw_ = false;  // arguments that are not a JSON object or array: passed on as they are
+};
+
+// A piece of a tool call, as OpenAI streams them: a call's first piece carries its id and name,
+// later ones (id empty) more of its `arguments`.
+struct ToolCall {
+  size_t index = 0;  // the choice's n-th call
+  std::string id;    // call_<request id>_<choice>_<n>
+  std::string name;
+  std::string arguments;  // JSON text
+};
+
+// Appends pieces to whole calls (or to the calls of one chunk): a piece without an id continues
+// the call of its index.
+void merge_calls(std::vector<ToolCall>& into, std::vector<ToolCall>&& pieces);
+
+// A choice's calls as pieces: numbered and named in order, the open one read by a CallReader.
+class CallStream {
+ public:
+  explicit CallStream(std::string id_prefix) : prefix_(std::move(id_prefix)) {}
+  // A call whose name came in markup and whose arguments follow: its first piece now.
+  void open(std::vector<ToolCall>& out, std::string name);
+  // A call of the object shape: its first piece once its name is read.
+  void open_object() { close(); }
+  // The open call ended (or never was one).
+  void close() {
+    reader_ = CallReader(CallReader::Shape::object);
+    announced_ = false;
+  }
+  // More of the open call's text: its first piece when it starts, then arguments.
+  void feed(std::vector<ToolCall>& out, std::string_view text);
+  // A call read whole at its end: one piece.
+  void add(std::vector<ToolCall>& out, std::string name, std::string arguments);
+  bool started() const { return announced_; }  // the open call went out
+  const CallReader& reader() const { return reader_; }
+  size_t count() const { return n_; }
+
+ private:
+  std::string prefix_;
+  CallReader reader_{CallReader::Shape::object};
+  bool announced_ = false;
+  size_t n_ = 0;
 };
 
 }  // namespace sy::server

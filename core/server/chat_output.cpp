@@ -47,6 +47,34 @@ nlohmann::ordered_json deepseek_call(std::string_view body) {
   return {{"name", std::string(name)}, {"arguments", parse(trim(args))}};
 }
 
+enum class Head { need_more, ok, mismatch };
+
+// The start of a DeepSeek call's body up to its arguments' opening brace: its name, and where
+// the arguments start (`at`).
+Head deepseek_head(std::string_view body, std::string& name, size_t& at) {
+  const size_t sep = body.find(kDsSep);
+  if (sep == std::string_view::npos) return Head::need_more;
+  std::string_view n = trim(body.substr(0, sep));
+  size_t p = sep + kDsSep.size();
+  if (n == "function") {  // R1, V3: the name on its own line, then a ```json fence
+    const size_t nl = body.find('\n', p);
+    if (nl == std::string_view::npos) return Head::need_more;
+    n = trim(body.substr(p, nl - p));
+    p = body.find_first_not_of(" \n", nl);
+    if (p == std::string_view::npos) return Head::need_more;
+    constexpr std::string_view kFence = "```json";
+    if (kFence.starts_with(body.substr(p, kFence.size())) && body.size() - p < kFence.size())
+      return Head::need_more;
+    if (body.substr(p).starts_with(kFence)) p += kFence.size();
+  }
+  p = body.find_first_not_of(" \n", p);
+  if (p == std::string_view::npos) return Head::need_more;
+  if (n.empty() || body[p] != '{') return Head::mismatch;
+  name = std::string(n);
+  at = p;
+  return Head::ok;
+}
+
 }  // namespace
 
 size_t tag_or_prefix(std::string_view s, std::string_view tag, bool& whole) {
@@ -66,15 +94,6 @@ TagAt earliest_tag(std::string_view s, const std::vector<std::string_view>& tags
     if (at < best.at || (at == best.at && whole)) best = {at, t, whole};
   }
   return best;
-}
-
-void merge_calls(std::vector<ToolCall>& into, std::vector<ToolCall>&& pieces) {
-  for (ToolCall& c : pieces) {
-    if (c.id.empty() && !into.empty() && into.back().index == c.index)
-      into.back().arguments += c.arguments;
-    else
-      into.push_back(std::move(c));
-  }
 }
 
 OutputSyntax output_syntax(std::string_view template_source, std::string_view prompt,
@@ -105,10 +124,11 @@ OutputSyntax output_syntax(std::string_view template_source, std::string_view pr
 
 ChatOutput::ChatOutput(OutputSyntax syntax, std::string call_id_prefix)
     : syntax_(syntax),
-      prefix_(std::move(call_id_prefix)),
-      state_(syntax.opens_in_think ? State::reasoning : State::content) {
+      state_(syntax.opens_in_think ? State::reasoning : State::content),
+      calls_(call_id_prefix) {
   if (syntax_.channels)
-    harmony_ = std::make_unique<HarmonyOutput>(syntax_.calls == CallSyntax::harmony, prefix_);
+    harmony_ = std::make_unique<HarmonyOutput>(syntax_.calls == CallSyntax::harmony,
+                                               std::move(call_id_prefix));
 }
 
 ChatOutput::~ChatOutput() = default;
@@ -116,7 +136,7 @@ ChatOutput::ChatOutput(ChatOutput&&) noexcept = default;
 ChatOutput& ChatOutput::operator=(ChatOutput&&) noexcept = default;
 
 size_t ChatOutput::calls() const {
-  return harmony_ ? harmony_->calls() : n_calls_;
+  return harmony_ ? harmony_->calls() : calls_.count();
 }
 
 ChatOutput::Delta ChatOutput::feed(std::string_view text) {
@@ -131,15 +151,15 @@ ChatOutput::Delta ChatOutput::finish() {
   if (harmony_) return harmony_->finish();
   Delta d;
   step(d, true);
-  if (state_ == State::call) {
+  if (state_ == State::call && !calls_.started()) {
     if (syntax_.calls == CallSyntax::deepseek) {  // cut off before its end marker: read it still
       if (!add_call(deepseek_call(call_), d)) d.content += std::string(kDsCallBegin) + call_;
-    } else if (!reader_.started()) {  // never became a call: it was text after all
+    } else {  // never became a call: it was text after all
       d.content += std::string(kCallOpen) + call_;
     }
-    call_.clear();
   }
-  if (state_ == State::tail) read_tail(d);
+  // A tail none of whose calls went out is read whole (or is the text it was).
+  if (state_ == State::tail && calls_.count() == calls_at_tail_) read_tail(d);
   return d;
 }
 
@@ -148,42 +168,35 @@ bool ChatOutput::add_call(const nlohmann::ordered_json& j, Delta& d) {
   const char* key = j.contains("arguments") ? "arguments" : "parameters";
   const auto& a = j.contains(key) ? j[key] : nlohmann::ordered_json::object();
   if (!a.is_object() && !a.is_string()) return false;
-  ToolCall c;
-  c.index = n_calls_;
-  c.id = prefix_ + std::to_string(n_calls_++);
-  c.name = j["name"].get<std::string>();
-  c.arguments = a.is_string() ? a.get<std::string>() : a.dump();
-  d.calls.push_back(std::move(c));
+  calls_.add(d.calls, j["name"].get<std::string>(),
+             a.is_string() ? a.get<std::string>() : a.dump());
   return true;
 }
 
+// A tail read whole at the end, when it was not streamed: all of its calls, or its text.
 void ChatOutput::read_tail(Delta& d) {
   const std::string tail = std::move(call_);
   call_.clear();
   state_ = State::content;
-  Delta calls;
-  bool ok = false;
+  std::vector<nlohmann::ordered_json> calls;
   if (syntax_.calls == CallSyntax::mistral) {
     // [TOOL_CALLS] then [{"name", "arguments"}, ...] (Nemo), or name[ARGS]{...} pieces, each
     // after its own [TOOL_CALLS] (Small 3.2, Devstral, Ministral 3).
     const std::string body = tail.substr(kMistralCalls.size());
     const auto list = parse(body);
     if (list.is_array()) {
-      ok = !list.empty();
-      for (const auto& c : list) ok = ok && add_call(c, calls);
+      for (const auto& c : list) calls.push_back(c);
     } else {
-      ok = !body.empty();
-      for (size_t at = 0; ok && at < body.size();) {
+      for (size_t at = 0; at < body.size();) {
         const size_t next = body.find(kMistralCalls, at);
         const std::string piece = body.substr(at, next == std::string::npos ? next : next - at);
         const size_t args = piece.find(kMistralArgs);
-        std::string name = piece.substr(0, args);
-        name = name.substr(0, name.find("[CALL_ID]"));
-        ok = args != std::string::npos && !name.empty();
-        if (!ok) break;
-        nlohmann::ordered_json call = {{"name", name}};
-        call["arguments"] = parse(piece.substr(args + kMistralArgs.size()));
-        ok = add_call(call, calls);
+        const std::string name = piece.substr(0, std::min(args, piece.find("[CALL_ID]")));
+        calls.push_back({{"name", name}});
+        if (args != std::string::npos && !name.empty())
+          calls.back()["arguments"] = parse(piece.substr(args + kMistralArgs.size()));
+        else
+          calls.back() = nullptr;
         at = next == std::string::npos ? body.size() : next + kMistralCalls.size();
       }
     }
@@ -191,14 +204,121 @@ void ChatOutput::read_tail(Delta& d) {
     std::string_view body = tail;
     while (!body.empty() && (body.front() == ' ' || body.front() == '\n')) body.remove_prefix(1);
     if (body.starts_with(kPythonTag)) body.remove_prefix(kPythonTag.size());
-    ok = add_call(parse(body), calls);
+    calls.push_back(parse(body));
   }
-  if (!ok) {  // the model's own words after all
-    n_calls_ -= calls.calls.size();
+  // Every one a call, or none is: the model's own words after all.
+  Delta probe;
+  CallStream saved = calls_;
+  bool ok = !calls.empty();
+  for (const auto& c : calls) ok = ok && add_call(c, probe);
+  if (!ok) {
+    calls_ = std::move(saved);
     d.content += tail;
     return;
   }
-  for (auto& c : calls.calls) d.calls.push_back(std::move(c));
+  for (auto& c : probe.calls) d.calls.push_back(std::move(c));
+}
+
+// A tail as it arrives (Mistral, Llama 3): each call's first piece once its name and the
+// opening of its arguments are read, then its arguments. A shape it does not know waits for
+// read_tail() at the end.
+void ChatOutput::stream_tail(Delta& d) {
+  for (;;) {
+    const std::string_view rest = std::string_view(call_).substr(fed_);
+    const size_t first = rest.find_first_not_of(" \n");
+    switch (tail_) {
+      case Tail::start:
+        if (first == std::string_view::npos) return;
+        if (syntax_.calls == CallSyntax::mistral) {  // after [TOOL_CALLS]: a list or a name
+          list_ = rest[first] == '[';
+          fed_ += list_ ? first + 1 : first;
+          tail_ = list_ ? Tail::item : Tail::name;
+        } else if (rest.substr(first).starts_with(kPythonTag)) {
+          fed_ += first + kPythonTag.size();
+        } else {
+          fed_ += first;
+          tail_ = Tail::item;
+        }
+        continue;
+      case Tail::name: {
+        const size_t args = rest.find(kMistralArgs);
+        if (args == std::string_view::npos) return;
+        const std::string_view after = rest.substr(args + kMistralArgs.size());
+        const size_t open = after.find_first_not_of(" \n");
+        if (open == std::string_view::npos) return;
+        const std::string_view name = trim(rest.substr(0, std::min(args, rest.find("[CALL_ID]"))));
+        if (name.empty() || after[open] != '{') {
+          tail_ = Tail::whole;
+          return;
+        }
+        calls_.open(d.calls, std::string(name));
+        fed_ += args + kMistralArgs.size();
+        tail_ = Tail::args;
+        continue;
+      }
+      case Tail::item:
+        calls_.open_object();
+        tail_ = Tail::args;
+        continue;
+      case Tail::args: {
+        calls_.feed(d.calls, rest);
+        fed_ = call_.size();
+        const CallReader& r = calls_.reader();
+        if (r.state() == CallReader::State::other) tail_ = Tail::whole;
+        if (r.state() != CallReader::State::done) return;
+        fed_ -= r.rest().size();
+        calls_.close();
+        tail_ = syntax_.calls == CallSyntax::llama3 ? Tail::done
+                : list_                             ? Tail::item_end
+                                                    : Tail::piece_end;
+        continue;
+      }
+      case Tail::item_end: {  // "}" closes the call object, then "," or "]"
+        if (first == std::string_view::npos) return;
+        const size_t sep = rest.find_first_not_of(" \n", first + 1);
+        if (rest[first] != '}' || sep == std::string_view::npos) {
+          tail_ = rest[first] != '}' ? Tail::done : tail_;
+          return;
+        }
+        tail_ = rest[sep] == ',' ? Tail::item : Tail::done;
+        fed_ += sep + 1;
+        continue;
+      }
+      case Tail::piece_end: {
+        const size_t next = rest.find(kMistralCalls);
+        if (next == std::string_view::npos) return;
+        fed_ += next + kMistralCalls.size();
+        tail_ = Tail::name;
+        continue;
+      }
+      default:
+        return;
+    }
+  }
+}
+
+// The calls run to the end of the answer, from here (after a Mistral [TOOL_CALLS] of tag_size).
+void ChatOutput::enter_tail(size_t tag_size) {
+  state_ = State::tail;
+  tail_ = Tail::start;
+  fed_ = tag_size;
+  list_ = false;
+  calls_at_tail_ = calls_.count();
+}
+
+// A DeepSeek call as it arrives: its first piece once the name and the opening brace of its
+// arguments are read, then its arguments.
+void ChatOutput::stream_deepseek(Delta& d) {
+  if (!calls_.started()) {
+    if (tail_ == Tail::whole) return;
+    std::string name;
+    const Head h = deepseek_head(call_, name, fed_);
+    if (h == Head::mismatch) tail_ = Tail::whole;
+    if (h != Head::ok) return;
+    calls_.open(d.calls, std::move(name));
+  }
+  calls_.feed(d.calls, std::string_view(call_).substr(fed_));
+  fed_ = call_.size();
 }
 
 void ChatOutput::emit(Delta& d, std::string_view text) {
@@ -206,26 +326,29 @@ void ChatOutput::emit(Delta& d, std::string_view text) {
   d.content += text;
 }
 
-// A call's end: a streamed Hermes call is complete; any other is read whole now, and what is
-// not a call stays text.
+// A call's end: a streamed call is complete; any other is read whole now, and what is not a
+// call stays text.
 void ChatOutput::close_call(Delta& d) {
+  const bool streamed = calls_.started();
   if (syntax_.calls == CallSyntax::deepseek) {
-    if (!add_call(deepseek_call(call_), d))
+    if (!streamed && !add_call(deepseek_call(call_), d))
       d.content += std::string(kDsCallBegin) + call_ + std::string(kDsCallEnd);
     state_ = State::deepseek;
   } else {
-    if (reader_.started() || add_call(parse(call_), d))
+    if (streamed || add_call(parse(call_), d))
       trim_newlines_ = true;
     else
       d.content += std::string(kCallOpen) + call_ + std::string(kCallClose);
     state_ = State::content;
   }
   call_.clear();
-  reader_ = CallReader(CallReader::Shape::object);
+  fed_ = 0;
+  tail_ = Tail::start;
+  calls_.close();
 }
 
-// Inside a call: its text up to the closing tag; a Hermes call streams its arguments (the first
-// piece names it). False: wait for more text.
+// Inside a call: its text up to the closing tag, its arguments streamed. False: wait for more
+// text.
 bool ChatOutput::step_call(Delta& d, bool final) {
   const std::string_view close = syntax_.calls == CallSyntax::deepseek ? kDsCallEnd : kCallClose;
   bool whole = false;
@@ -234,15 +357,10 @@ bool ChatOutput::step_call(Delta& d, bool final) {
   const std::string body = buf_.substr(0, ends ? cut : buf_.size());
   buf_.erase(0, body.size());
   call_ += body;
-  if (syntax_.calls == CallSyntax::hermes && reader_.state() != CallReader::State::other) {
-    const bool before = reader_.started();
-    std::string piece = reader_.feed(body);
-    if (reader_.started() && !before) {
-      d.calls.push_back({n_calls_, prefix_ + std::to_string(n_calls_), reader_.name(), ""});
-      ++n_calls_;
-    }
-    if (!piece.empty()) d.calls.push_back({n_calls_ - 1, "", "", std::move(piece)});
-  }
+  if (syntax_.calls == CallSyntax::deepseek)
+    stream_deepseek(d);
+  else
+    calls_.feed(d.calls, body);
   if (!ends || !whole) return false;
   buf_.erase(0, close.size());
   close_call(d);
@@ -283,6 +401,7 @@ void ChatOutput::step(Delta& d, bool final) {
     if (state_ == State::tail) {
       call_ += buf_;
       buf_.clear();
+      stream_tail(d);
       return;
     }
     if (state_ == State::call) {
@@ -302,7 +421,7 @@ void ChatOutput::step(Delta& d, bool final) {
         const std::string_view rest = std::string_view(buf_).substr(first);
         const bool may_tag = kPythonTag.starts_with(rest.substr(0, kPythonTag.size()));
         if (rest.front() == '{' || (may_tag && rest.size() >= kPythonTag.size())) {
-          state_ = State::tail;
+          enter_tail(0);
           continue;
         }
         if (may_tag && !final) return;
@@ -328,7 +447,7 @@ void ChatOutput::step(Delta& d, bool final) {
         return;
       }
       if (tag == kMistralCalls) {  // the calls run to the end: kept with their tag
-        state_ = State::tail;
+        enter_tail(kMistralCalls.size());
         continue;
       }
       buf_.erase(0, cut + tag.size());

@@ -35,19 +35,6 @@ struct OutputSyntax {
 OutputSyntax output_syntax(std::string_view template_source, std::string_view prompt,
                            bool tools_offered);
 
-// A piece of a tool call, as OpenAI streams them: a call's first piece carries its id and name,
-// later ones (id empty) more of its `arguments`.
-struct ToolCall {
-  size_t index = 0;  // the choice's n-th call
-  std::string id;    // call_<request id>_<choice>_<n>
-  std::string name;
-  std::string arguments;  // JSON text
-};
-
-// Appends pieces to whole calls (or to the calls of one chunk): a piece without an id continues
-// the call of its index.
-void merge_calls(std::vector<ToolCall>& into, std::vector<ToolCall>&& pieces);
-
 // Where `tag` starts in s, or where a prefix of it ends s (npos: neither): text before that
 // position is safe to emit.
 size_t tag_or_prefix(std::string_view s, std::string_view tag, bool& whole);
@@ -81,12 +68,19 @@ class ChatOutput {
   size_t calls() const;
 
  private:
-  // tail: everything from a Mistral [TOOL_CALLS] or a Llama 3 JSON answer to the end, read at
-  // finish(). deepseek: between <｜tool▁calls▁begin｜> and its end, outside any one call.
+  // tail: everything from a Mistral [TOOL_CALLS] or a Llama 3 JSON answer to the end.
+  // deepseek: between <｜tool▁calls▁begin｜> and its end, outside any one call.
   enum class State { content, reasoning, call, tail, deepseek };
+  // How far a tail is read: before its first call, a Mistral name (up to [ARGS]), a JSON call
+  // object, its arguments, after a list item ("}", then "," or "]"), after a Mistral piece (the
+  // next [TOOL_CALLS]), done (the rest is ignored), or not streamable: read whole at the end.
+  enum class Tail { start, name, item, args, item_end, piece_end, done, whole };
   void step(Delta& d, bool final);
   bool step_call(Delta& d, bool final);
   bool step_deepseek(Delta& d, bool final);
+  void enter_tail(size_t tag_size);
+  void stream_tail(Delta& d);
+  void stream_deepseek(Delta& d);
   void close_call(Delta& d);
   // A call's JSON object ({"name", "arguments" or "parameters"}); false when it is not one.
   bool add_call(const nlohmann::ordered_json& j, Delta& d);
@@ -94,14 +88,16 @@ class ChatOutput {
   void emit(Delta& d, std::string_view content);
 
   OutputSyntax syntax_;
-  std::string prefix_;
   State state_;
-  std::string buf_;             // text not yet classified
-  std::string call_;            // the body of the open call
-  CallReader reader_{CallReader::Shape::object};  // the open Hermes call, streamed
+  std::string buf_;   // text not yet classified
+  std::string call_;  // the open call's text, or the tail's
+  size_t fed_ = 0;    // how much of call_ is read
+  Tail tail_ = Tail::start;
+  bool list_ = false;         // a Mistral tail that is a JSON list
+  size_t calls_at_tail_ = 0;  // calls before the tail
+  CallStream calls_;
   bool trim_newlines_ = false;  // content right after </think> starts without its newlines
   bool said_ = false;           // content other than whitespace went out
-  size_t n_calls_ = 0;
   std::unique_ptr<HarmonyOutput> harmony_;
 };
 

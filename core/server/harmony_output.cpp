@@ -20,7 +20,7 @@ std::string word_after(std::string_view header, std::string_view key) {
 }  // namespace
 
 HarmonyOutput::HarmonyOutput(bool tools, std::string call_id_prefix)
-    : tools_(tools), prefix_(std::move(call_id_prefix)) {}
+    : tools_(tools), calls_(std::move(call_id_prefix)) {}
 
 ChatOutput::Delta HarmonyOutput::feed(std::string_view text) {
   ChatOutput::Delta d;
@@ -45,9 +45,7 @@ void HarmonyOutput::open_body(ChatOutput::Delta& d) {
   state_ = State::body;
   if (tools_ && to.starts_with("functions.") && to.size() > 10) {
     kind_ = Kind::call;
-    reader_ = CallReader(CallReader::Shape::arguments);
-    d.calls.push_back({n_calls_, prefix_ + std::to_string(n_calls_), to.substr(10), ""});
-    ++n_calls_;
+    calls_.open(d.calls, to.substr(10));
   } else {
     kind_ = channel == "analysis" ? Kind::reasoning : Kind::content;
   }
@@ -59,9 +57,8 @@ void HarmonyOutput::body_text(ChatOutput::Delta& d, std::string_view text) {
     d.reasoning += text;
   } else if (kind_ == Kind::content) {
     d.content += text;
-  } else if (reader_.state() == CallReader::State::args) {
-    std::string piece = reader_.feed(text);
-    if (!piece.empty()) d.calls.push_back({n_calls_ - 1, "", "", std::move(piece)});
+  } else {
+    calls_.feed(d.calls, text);
   }
 }
 

@@ -21,7 +21,7 @@ class HarmonyOutput {
   HarmonyOutput(bool tools, std::string call_id_prefix);
   ChatOutput::Delta feed(std::string_view text);
   ChatOutput::Delta finish();
-  size_t calls() const { return n_calls_; }
+  size_t calls() const { return calls_.count(); }
 
  private:
   // start: nothing read yet (an answer without markup is all content); body: a message's text.
@@ -32,12 +32,10 @@ class HarmonyOutput {
   void body_text(ChatOutput::Delta& d, std::string_view text);
 
   bool tools_;
-  std::string prefix_;
+  CallStream calls_;
   State state_ = State::start;
   Kind kind_ = Kind::content;
   std::string buf_, header_;
-  CallReader reader_{CallReader::Shape::arguments};
-  size_t n_calls_ = 0;
 };
 
 }  // namespace sy::server
