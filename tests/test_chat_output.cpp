@@ -5,13 +5,17 @@
 // arrive; and the OpenAI message and delta shapes that carry them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "grammar/matcher.h"
 #include "grammar/token_trie.h"
 #include "server/chat_output.h"
+#include "server/choice_text.h"
 #include "server/openai_response.h"
 #include "server/output_grammar.h"
+#include "text/tokenizer.h"
 
 namespace sy::server {
 namespace {
@@ -255,7 +259,7 @@ TEST(ChatOutput, GptOssChannelsAreReasoningContentAndCalls) {
   EXPECT_EQ(plain.calls, CallSyntax::none);
   const OutputSyntax tools = output_syntax("<|channel|>", "", true);
   EXPECT_EQ(tools.calls, CallSyntax::harmony);
-  // <|end|> is a control token the text does not show: a message ends at the next <|start|>.
+  // A message ends at <|end|> or, when the model leaves it out, at the next <|start|>.
   const std::string answer =
       "<|channel|>analysis<|message|>User asks weather. Use tool.<|start|>assistant<|channel|>"
       "commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}";
@@ -279,6 +283,35 @@ TEST(ChatOutput, GptOssChannelsAreReasoningContentAndCalls) {
   r = read(plain, "<|channel|>commentary to=functions.f<|message|>{}", 4);
   EXPECT_TRUE(r.calls.empty());
   EXPECT_EQ(r.content, "{}");
+}
+
+// gpt-oss's markup as its file types it (CONTROL), through the tokenizer and the choice's
+// detokenized text: the markup shows, <|end|> too (it closes a message, not the turn), and
+// <|return|> and <|call|> end the turn.
+TEST(ChatOutput, GptOssTokensReachTheReaderAsItExpects) {
+  text::Vocab v;
+  v.model = "gpt2";
+  v.tokens = {"<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>",
+              "analysis",  "final",       "think",       "Hi",      "assistant",  "<|endoftext|>"};
+  v.types.assign(v.tokens.size(), text::TokenType::NORMAL);
+  for (int32_t id : {0, 1, 2, 3, 4, 5, 11}) v.types[size_t(id)] = text::TokenType::CONTROL;
+  v.merges = {"a s"};  // unused: every token here is whole
+  v.bos = v.eos = 11;
+  v.add_bos = false;
+  const auto tok = text::Tokenizer::create(v);
+  const auto& eog = tok->end_of_generation();
+  EXPECT_TRUE(std::count(eog.begin(), eog.end(), 4) && std::count(eog.begin(), eog.end(), 5));
+  EXPECT_FALSE(std::count(eog.begin(), eog.end(), 3));  // <|end|> closes a message, not the turn
+  ChoiceText choice(*tok, {}, eog);
+  std::string text;
+  for (int32_t id : {1, 6, 2, 8, 3, 0, 10, 1, 7, 2, 9, 4}) text += choice.push(id);
+  text += choice.finish();
+  EXPECT_EQ(
+      text,
+      "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>Hi");
+  const Read r = read(output_syntax("<|channel|>", "<|start|>assistant", false), text, 2);
+  EXPECT_EQ(r.reasoning, "think");
+  EXPECT_EQ(r.content, "Hi");
 }
 
 TEST(ChatOutput, DeepSeekCallsInBothForms) {

@@ -3,8 +3,9 @@
 // (reasoning), `<|channel|>final<|message|>...` (content) and
 // `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}` (a tool call, its
 // recipient also allowed before the channel), each after `<|start|>assistant` but the first.
-// `<|end|>` closes a message, but it is a control token the text does not show; `<|call|>` and
-// `<|return|>` end the turn and are not text either. A call's arguments stream as they arrive.
+// `<|end|>` closes a message (the tokenizer makes it text, as llama.cpp does); `<|call|>` and
+// `<|return|>` end the turn and are not text. A message ends at `<|end|>` or the next
+// `<|start|>` / `<|channel|>`. A call's arguments stream as they arrive.
 #pragma once
 
 #include <string>
