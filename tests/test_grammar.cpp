@@ -232,10 +232,65 @@ std::string schema_error(const std::string& schema) {
   return "(no error)";
 }
 
+// Every integer near the bounds (and far beyond them) is taken exactly when it is in range.
+TEST(JsonSchema, IntegerRangesTakeExactlyTheirIntegers) {
+  struct Range {
+    std::string keywords;
+    int64_t lo, hi;  // what the keywords mean; INT64_MIN / INT64_MAX: open
+  };
+  constexpr int64_t kOpen = INT64_MAX, kOpenBelow = INT64_MIN;
+  for (const Range& r : std::vector<Range>{
+           {R"("minimum": 7, "maximum": 1234)", 7, 1234},
+           {R"("minimum": -105, "maximum": -3)", -105, -3},
+           {R"("minimum": -5, "maximum": 10)", -5, 10},
+           {R"("minimum": 0, "maximum": 0)", 0, 0},
+           {R"("minimum": 95, "maximum": 120)", 95, 120},
+           {R"("minimum": -5)", -5, kOpen},
+           {R"("minimum": 1)", 1, kOpen},
+           {R"("maximum": 42)", kOpenBelow, 42},
+           {R"("maximum": -42)", kOpenBelow, -42},
+           {R"("exclusiveMinimum": 0, "exclusiveMaximum": 100)", 1, 99},
+           {R"("minimum": 0.5, "maximum": 9.5)", 1, 9},
+           {R"("minimum": 3, "exclusiveMinimum": true, "maximum": 8)", 4, 8},
+       }) {
+    SCOPED_TRACE(r.keywords);
+    Matcher m(
+        compile(json_schema_gbnf(json::parse("{\"type\": \"integer\", " + r.keywords + "}"))));
+    std::vector<int64_t> probes = {0,
+                                   1,
+                                   -1,
+                                   9,
+                                   10,
+                                   99,
+                                   100,
+                                   999,
+                                   1000,
+                                   123456789,
+                                   -123456789,
+                                   999999999999999,
+                                   -999999999999999};
+    for (int64_t b : {r.lo, r.hi})
+      if (b != kOpen && b != kOpenBelow)
+        for (int64_t d = -130; d <= 130; ++d) probes.push_back(b + d);
+    for (int64_t x : probes) {
+      const bool in = x >= r.lo && x <= r.hi;
+      EXPECT_EQ(matches(m, std::to_string(x)), in) << x;
+    }
+    EXPECT_FALSE(matches(m, "007"));
+    EXPECT_FALSE(matches(m, "-0"));
+  }
+}
+
 TEST(JsonSchema, UnsupportedKeywordsAreRefusedByName) {
-  EXPECT_EQ(schema_error(R"({"type": "object", "properties": {"age": {"type": "integer",
+  EXPECT_EQ(schema_error(R"({"type": "object", "properties": {"age": {"type": "number",
       "minimum": 0}}})"),
-            "schema /properties/age: 'minimum' is not supported");
+            "schema /properties/age: 'minimum' / 'maximum' are supported on integers only");
+  EXPECT_EQ(schema_error(R"({"type": "integer", "minimum": 5, "exclusiveMaximum": 5})"),
+            "schema (root): the range holds no integer");
+  EXPECT_EQ(schema_error(R"({"type": "integer", "maximum": "9"})"),
+            "schema /maximum: must be a number");
+  EXPECT_EQ(schema_error(R"({"type": "string", "multipleOf": 2})"),
+            "schema (root): 'multipleOf' is not supported");
   EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^a+$"})"),
             "schema (root): 'pattern' is not supported");
   EXPECT_EQ(schema_error(R"({"type": "strin"})"), "schema /type: unknown type 'strin'");

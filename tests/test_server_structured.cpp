@@ -206,10 +206,11 @@ TEST(StructuredOutput, MalformedGrammarsSchemasAndChoicesAre400s) {
       {"/v1/chat/completions",
        {{"response_format",
          {{"type", "json_schema"},
-          {"json_schema", {{"name", "x"}, {"schema", {{"type", "integer"}, {"minimum", 3}}}}}}}},
+          {"json_schema", {{"name", "x"}, {"schema", {{"type", "number"}, {"minimum", 3}}}}}}}},
        "response_format.json_schema.schema",
        "invalid_value",
-       "Invalid 'response_format.json_schema.schema': schema (root): 'minimum' is not supported"},
+       "Invalid 'response_format.json_schema.schema': schema (root): 'minimum' / 'maximum' are "
+       "supported on integers only"},
       {"/v1/chat/completions",
        {{"response_format", {{"type", "json_schema"}}}},
        "response_format.json_schema",

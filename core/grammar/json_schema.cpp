@@ -1,13 +1,17 @@
 #include "grammar/json_schema.h"
 
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/int_range.h"
 
 namespace sy::grammar {
 
@@ -59,12 +63,27 @@ const std::map<std::string, std::vector<std::string>>& uses() {
 const std::set<std::string> kAnnotations{"title",    "description", "default",  "examples",
                                          "$schema",  "$id",         "$comment", "deprecated",
                                          "readOnly", "writeOnly",   "$defs",    "definitions"};
-const std::set<std::string> kSupported{
-    "type",      "properties",  "required", "additionalProperties",
-    "items",     "prefixItems", "minItems", "maxItems",
-    "minLength", "maxLength",   "enum",     "const",
-    "anyOf",     "oneOf",       "allOf",    "$ref",
-    "format"};
+const std::set<std::string> kSupported{"type",
+                                       "properties",
+                                       "required",
+                                       "additionalProperties",
+                                       "items",
+                                       "prefixItems",
+                                       "minItems",
+                                       "maxItems",
+                                       "minLength",
+                                       "maxLength",
+                                       "enum",
+                                       "const",
+                                       "anyOf",
+                                       "oneOf",
+                                       "allOf",
+                                       "$ref",
+                                       "format",
+                                       "minimum",
+                                       "maximum",
+                                       "exclusiveMinimum",
+                                       "exclusiveMaximum"};
 
 // A GBNF literal for `text`.
 std::string literal(const std::string& text) {
@@ -188,9 +207,53 @@ class Converter {
     if (type == "object") return object(s, path);
     if (type == "array") return array(s, path);
     if (type == "string") return string(s, path);
+    if (type == "integer" && bounded(s)) return integer_range(s, path);
+    if (type == "number" && bounded(s))
+      fail(path, "'minimum' / 'maximum' are supported on integers only");
     if (type == "integer" || type == "number" || type == "boolean" || type == "null")
       return use(type);
     fail(path + "/type", "unknown type '" + type + "'");
+  }
+
+  static bool bounded(const json& s) {
+    for (const char* k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+      if (s.contains(k)) return true;
+    return false;
+  }
+
+  // An integer's minimum / maximum, exclusive ones as numbers (draft 6 on) or as booleans that
+  // make minimum / maximum exclusive (draft 4).
+  std::string integer_range(const json& s, const std::string& path) {
+    std::optional<int64_t> lo, hi;
+    auto number = [&](const char* key) {
+      const json& v = s[key];
+      if (!v.is_number()) fail(path + "/" + key, "must be a number");
+      const double x = v.get<double>();
+      if (!(std::abs(x) < 1e15)) fail(path + "/" + key, "must lie within (-10^15, 10^15)");
+      return x;
+    };
+    auto exclusive = [&](const char* key) {
+      return s.contains(key) && s[key].is_boolean() && s[key].get<bool>();
+    };
+    auto raise = [&](int64_t v) { lo = lo ? std::max(*lo, v) : v; };
+    auto lower = [&](int64_t v) { hi = hi ? std::min(*hi, v) : v; };
+    if (s.contains("minimum")) {
+      const double m = number("minimum");
+      raise(exclusive("exclusiveMinimum") ? int64_t(std::floor(m)) + 1 : int64_t(std::ceil(m)));
+    }
+    if (s.contains("maximum")) {
+      const double m = number("maximum");
+      lower(exclusive("exclusiveMaximum") ? int64_t(std::ceil(m)) - 1 : int64_t(std::floor(m)));
+    }
+    if (s.contains("exclusiveMinimum") && !s["exclusiveMinimum"].is_boolean())
+      raise(int64_t(std::floor(number("exclusiveMinimum"))) + 1);
+    if (s.contains("exclusiveMaximum") && !s["exclusiveMaximum"].is_boolean())
+      lower(int64_t(std::ceil(number("exclusiveMaximum"))) - 1);
+    try {
+      return "(" + int_range_gbnf(lo, hi) + ") " + use("space");
+    } catch (const std::invalid_argument& e) {
+      fail(path, e.what());
+    }
   }
 
   static uint32_t count(const json& s, const char* key, const std::string& path) {
