@@ -312,6 +312,13 @@ TEST(ServerTokenize, ChatRequestsCarryToolsToTheTemplate) {
   EXPECT_EQ(r->status, 400);
   EXPECT_EQ(json::parse(r->body)["error"]["code"], "unsupported_value");
   req["tool_choice"] = "auto";
+  req["messages"][1]["tool_calls"][0]["function"]["arguments"] = "{\"x\": 1";
+  r = s.post_raw("/v1/chat/completions", req.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["error"]["message"],
+            "Invalid 'messages[1].tool_calls[0].function.arguments': expected a JSON object "
+            "encoded as a string, got '{\"x\": 1'.");
   req["messages"][1]["tool_calls"][0].erase("function");
   r = s.post_raw("/v1/chat/completions", req.dump());
   ASSERT_TRUE(r);

@@ -19,6 +19,12 @@ struct ApiError : std::runtime_error {
         code(std::move(code_)) {}
 };
 
+// A 400 for a field whose value is wrong: "Invalid 'PARAM': WHY" (OpenAI's invalid_value).
+[[noreturn]] inline void invalid_value(const std::string& param, const std::string& why) {
+  throw ApiError(400, "Invalid '" + param + "': " + why, "invalid_request_error", param,
+                 "invalid_value");
+}
+
 // The JSON body for `e` (one line, no trailing newline).
 std::string error_body(const ApiError& e);
 

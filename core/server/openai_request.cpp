@@ -41,11 +41,6 @@ const char* kind(const json& v) {
       "invalid_request_error", key, "invalid_type");
 }
 
-[[noreturn]] void bad_value(const std::string& key, const std::string& why) {
-  throw ApiError(400, "Invalid '" + key + "': " + why, "invalid_request_error", key,
-                 "invalid_value");
-}
-
 std::string num(double v) {
   std::string s = std::to_string(v);
   s.erase(s.find_last_not_of('0') + 1);
@@ -58,15 +53,15 @@ int64_t get_int(const json& o, const std::string& key, int64_t lo, int64_t hi) {
   if (!v.is_number_integer()) bad_type(key, "an integer", v);
   // Unsigned values above INT64_MAX read as negative through get<int64_t>: check the sign first.
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-    bad_value(key, "integer above maximum value. Expected a value <= " + std::to_string(hi) +
-                       ", but got " + v.dump() + " instead.");
+    invalid_value(key, "integer above maximum value. Expected a value <= " + std::to_string(hi) +
+                           ", but got " + v.dump() + " instead.");
   const int64_t x = v.get<int64_t>();
   if (x < lo)
-    bad_value(key, "integer below minimum value. Expected a value >= " + std::to_string(lo) +
-                       ", but got " + std::to_string(x) + " instead.");
+    invalid_value(key, "integer below minimum value. Expected a value >= " + std::to_string(lo) +
+                           ", but got " + std::to_string(x) + " instead.");
   if (x > hi)
-    bad_value(key, "integer above maximum value. Expected a value <= " + std::to_string(hi) +
-                       ", but got " + std::to_string(x) + " instead.");
+    invalid_value(key, "integer above maximum value. Expected a value <= " + std::to_string(hi) +
+                           ", but got " + std::to_string(x) + " instead.");
   return x;
 }
 
@@ -78,11 +73,11 @@ double get_number(const json& o, const std::string& key, double lo, double hi,
   if (!v.is_number()) bad_type(n, "a number", v);
   const double x = v.get<double>();
   if (!(x >= lo))
-    bad_value(n, "number below minimum value. Expected a value >= " + num(lo) + ", but got " +
-                     v.dump() + " instead.");
+    invalid_value(n, "number below minimum value. Expected a value >= " + num(lo) + ", but got " +
+                         v.dump() + " instead.");
   if (!(x <= hi))
-    bad_value(n, "number above maximum value. Expected a value <= " + num(hi) + ", but got " +
-                     v.dump() + " instead.");
+    invalid_value(n, "number above maximum value. Expected a value <= " + num(hi) + ", but got " +
+                         v.dump() + " instead.");
   return x;
 }
 
@@ -97,7 +92,7 @@ std::vector<int32_t> token_ids(const json& a, const std::string& key) {
   for (const auto& t : a) {
     if (!t.is_number_integer() || t.get<int64_t>() < 0 ||
         t.get<int64_t>() > std::numeric_limits<int32_t>::max())
-      bad_value(key, "token ids must be non-negative integers.");
+      invalid_value(key, "token ids must be non-negative integers.");
     out.push_back(static_cast<int32_t>(t.get<int64_t>()));
   }
   return out;
@@ -110,7 +105,7 @@ void read_prompt(const json& v, CompletionRequest& r) {
     return;
   }
   if (!v.is_array()) bad_type("prompt", "a string or an array", v);
-  if (v.empty()) bad_value("prompt", "must not be empty.");
+  if (v.empty()) invalid_value("prompt", "must not be empty.");
   if (v[0].is_number()) {
     r.prompt_ids = token_ids(v, "prompt");
     return;
@@ -131,7 +126,7 @@ void read_prompt(const json& v, CompletionRequest& r) {
 // A message's content: a string, text parts (joined), or null where the role allows it.
 std::string read_content(const json& m, const std::string& at, bool optional) {
   if (!m.contains("content") || m["content"].is_null()) {
-    if (!optional) bad_value(at + ".content", "required property is missing.");
+    if (!optional) invalid_value(at + ".content", "required property is missing.");
     return "";
   }
   const json& c = m["content"];
@@ -141,8 +136,8 @@ std::string read_content(const json& m, const std::string& at, bool optional) {
   for (const auto& part : c) {
     if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
         !part["text"].is_string())
-      bad_value(at + ".content",
-                "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported.");
+      invalid_value(at + ".content",
+                    "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported.");
     out += part["text"].get<std::string>();
   }
   return out;
@@ -158,13 +153,20 @@ ordered_json read_tool_calls(const json& plain, const ordered_json& v, const std
     const std::string ai = at + "[" + std::to_string(i) + "]";
     ordered_json c = v[i];
     if (!c.is_object() || !c.contains("function") || !c["function"].is_object())
-      bad_value(ai + ".function", "required property is missing.");
+      invalid_value(ai + ".function", "required property is missing.");
     ordered_json& f = c["function"];
     if (!f.contains("name") || !f["name"].is_string())
-      bad_value(ai + ".function.name", "required property is missing.");
+      invalid_value(ai + ".function.name", "required property is missing.");
     if (f.contains("arguments") && f["arguments"].is_string()) {
-      ordered_json a = ordered_json::parse(f["arguments"].get<std::string>(), nullptr, false);
-      if (a.is_object()) f["arguments"] = std::move(a);
+      // The template sees the object (as vLLM and llama.cpp give it); text that is none is
+      // refused as they refuse it, rather than rendered as a string.
+      const std::string text = f["arguments"].get<std::string>();
+      ordered_json a = ordered_json::parse(text, nullptr, false);
+      if (!a.is_object())
+        invalid_value(
+            ai + ".function.arguments",
+            "expected a JSON object encoded as a string, got '" + text.substr(0, 64) + "'.");
+      f["arguments"] = std::move(a);
     }
     out.push_back(std::move(c));
   }
@@ -174,7 +176,7 @@ ordered_json read_tool_calls(const json& plain, const ordered_json& v, const std
 void read_messages(const json& v, const ordered_json& ordered, CompletionRequest& r) {
   if (!v.is_array()) bad_type("messages", "an array", v);
   if (v.empty())
-    bad_value(
+    invalid_value(
         "messages",
         "empty array. Expected an array with minimum length 1, but got an empty array instead.");
   static const std::set<std::string> roles = {"system", "developer", "user", "assistant", "tool"};
@@ -189,17 +191,17 @@ void read_messages(const json& v, const ordered_json& ordered, CompletionRequest
       if (!keys.count(k))
         throw ApiError(400, "Unrecognized request argument supplied: " + at + "." + k,
                        "invalid_request_error", at + "." + k);
-    if (!m.contains("role")) bad_value(at + ".role", "required property is missing.");
+    if (!m.contains("role")) invalid_value(at + ".role", "required property is missing.");
     if (!m["role"].is_string()) bad_type(at + ".role", "a string", m["role"]);
     ChatMessage msg{m["role"].get<std::string>(), ""};
     if (!roles.count(msg.role))
-      bad_value(
+      invalid_value(
           at + ".role",
           "'" + msg.role + "' is not one of 'system', 'developer', 'user', 'assistant', 'tool'.");
     const bool calls =
         msg.role == "assistant" && m.contains("tool_calls") && !m["tool_calls"].is_null();
     if (m.contains("tool_calls") && !m["tool_calls"].is_null() && msg.role != "assistant")
-      bad_value(at + ".tool_calls", "only assistant messages carry tool calls.");
+      invalid_value(at + ".tool_calls", "only assistant messages carry tool calls.");
     msg.content = read_content(m, at, calls);
     for (const char* k : {"name", "tool_call_id", "reasoning_content", "reasoning"})
       if (m.contains(k) && !m[k].is_null() && !m[k].is_string())
@@ -223,17 +225,17 @@ void read_messages(const json& v, const ordered_json& ordered, CompletionRequest
 void read_tools(const json& v, const ordered_json& ordered, CompletionRequest& r) {
   if (!v.is_array()) bad_type("tools", "an array", v);
   if (v.size() > 128)
-    bad_value("tools", "at most 128 tools, got " + std::to_string(v.size()) + ".");
+    invalid_value("tools", "at most 128 tools, got " + std::to_string(v.size()) + ".");
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string at = "tools[" + std::to_string(i) + "]";
     const json& t = v[i];
     if (!t.is_object()) bad_type(at, "an object", t);
     if (t.value("type", "") != "function")
-      bad_value(at + ".type", "only 'function' tools are supported.");
+      invalid_value(at + ".type", "only 'function' tools are supported.");
     if (!t.contains("function") || !t["function"].is_object())
-      bad_value(at + ".function", "required property is missing.");
+      invalid_value(at + ".function", "required property is missing.");
     if (!t["function"].contains("name") || !t["function"]["name"].is_string())
-      bad_value(at + ".function.name", "required property is missing.");
+      invalid_value(at + ".function.name", "required property is missing.");
   }
   if (!v.empty()) r.tools = ordered;
 }
@@ -259,10 +261,10 @@ std::vector<std::string> read_stop(const json& v) {
     out.push_back(v.get<std::string>());
   } else if (v.is_array()) {
     if (v.size() > 4)
-      bad_value("stop",
-                "array too long. Expected an array with maximum length 4, but got an "
-                "array with length " +
-                    std::to_string(v.size()) + " instead.");
+      invalid_value("stop",
+                    "array too long. Expected an array with maximum length 4, but got an "
+                    "array with length " +
+                        std::to_string(v.size()) + " instead.");
     for (const auto& s : v) {
       if (!s.is_string()) bad_type("stop", "a string or an array of strings", s);
       out.push_back(s.get<std::string>());
@@ -271,8 +273,8 @@ std::vector<std::string> read_stop(const json& v) {
     bad_type("stop", "a string or an array", v);
   }
   for (const auto& s : out) {
-    if (s.empty()) bad_value("stop", "stop strings must not be empty.");
-    if (s.size() > 256) bad_value("stop", "stop strings are limited to 256 bytes.");
+    if (s.empty()) invalid_value("stop", "stop strings must not be empty.");
+    if (s.size() > 256) invalid_value("stop", "stop strings are limited to 256 bytes.");
   }
   return out;
 }
@@ -280,7 +282,7 @@ std::vector<std::string> read_stop(const json& v) {
 std::vector<std::pair<int32_t, float>> read_logit_bias(const json& v) {
   if (!v.is_object()) bad_type("logit_bias", "an object", v);
   if (v.size() > 1024)
-    bad_value("logit_bias", "at most 1024 token ids, got " + std::to_string(v.size()) + ".");
+    invalid_value("logit_bias", "at most 1024 token ids, got " + std::to_string(v.size()) + ".");
   std::vector<std::pair<int32_t, float>> out;
   for (const auto& [k, b] : v.items()) {
     const std::string key = "logit_bias." + k.substr(0, 32);
@@ -288,8 +290,9 @@ std::vector<std::pair<int32_t, float>> read_logit_bias(const json& v) {
     if (!k.empty() && k.size() <= 10 && k.find_first_not_of("0123456789") == std::string::npos)
       id = std::stoll(k);
     if (id < 0 || id > std::numeric_limits<int32_t>::max())
-      bad_value("logit_bias", "keys must be token ids (non-negative integers as strings), got '" +
-                                  k.substr(0, 32) + "'.");
+      invalid_value("logit_bias",
+                    "keys must be token ids (non-negative integers as strings), got '" +
+                        k.substr(0, 32) + "'.");
     out.emplace_back(static_cast<int32_t>(id),
                      static_cast<float>(get_number(v, k, -100, 100, key)));
   }
@@ -301,17 +304,17 @@ void read_tool_choice(const json& v, CompletionRequest& r) {
   if (v.is_string()) {
     const std::string c = v.get<std::string>();
     if (c != "none" && c != "auto" && c != "required")
-      bad_value("tool_choice", "expected 'none', 'auto', 'required' or a function, got '" +
-                                   c.substr(0, 64) + "'.");
+      invalid_value("tool_choice", "expected 'none', 'auto', 'required' or a function, got '" +
+                                       c.substr(0, 64) + "'.");
     r.tool_choice = c;
     return;
   }
   if (!v.is_object()) bad_type("tool_choice", "a string or an object", v);
   if (v.value("type", "") != "function")
-    bad_value("tool_choice.type", "only 'function' is supported.");
+    invalid_value("tool_choice.type", "only 'function' is supported.");
   if (!v.contains("function") || !v["function"].is_object() || !v["function"].contains("name") ||
       !v["function"]["name"].is_string())
-    bad_value("tool_choice.function.name", "required property is missing.");
+    invalid_value("tool_choice.function.name", "required property is missing.");
   r.tool_choice = "function";
   r.tool_name = v["function"]["name"].get<std::string>();
 }
@@ -413,15 +416,16 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
       r.temperature = static_cast<float>(get_number(o, k, 0, 2));
     } else if (k == "top_p") {
       r.top_p = static_cast<float>(get_number(o, k, 0, 1));
-      if (*r.top_p == 0) bad_value(k, "must be greater than 0, but got 0 instead.");
+      if (*r.top_p == 0) invalid_value(k, "must be greater than 0, but got 0 instead.");
     } else if (k == "min_p") {
       r.min_p = static_cast<float>(get_number(o, k, 0, 1));
     } else if (k == "typical_p") {
       r.typical_p = static_cast<float>(get_number(o, k, 0, 1));
-      if (*r.typical_p == 0) bad_value(k, "must be greater than 0, but got 0 instead.");
+      if (*r.typical_p == 0) invalid_value(k, "must be greater than 0, but got 0 instead.");
     } else if (k == "repetition_penalty") {
       r.repetition_penalty = static_cast<float>(get_number(o, k, 0, 2));
-      if (*r.repetition_penalty == 0) bad_value(k, "must be greater than 0, but got 0 instead.");
+      if (*r.repetition_penalty == 0)
+        invalid_value(k, "must be greater than 0, but got 0 instead.");
     } else if (k == "top_k") {
       const int64_t x = get_int(o, k, -1, 1 << 24);
       r.top_k = static_cast<int32_t>(x < 0 ? 0 : x);
@@ -473,7 +477,7 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
       r.stop = read_stop(v);
     } else if (k == "stop_token_ids") {
       if (!v.is_array()) bad_type(k, "an array", v);
-      if (v.size() > 1024) bad_value(k, "at most 1024 token ids.");
+      if (v.size() > 1024) invalid_value(k, "at most 1024 token ids.");
       r.stop_token_ids = token_ids(v, k);
     } else if (k == "response_format") {
       format_gbnf = response_format_gbnf(ordered[k]);
@@ -494,7 +498,7 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
   }
   if (chat) {
     if (top_logprobs && !chat_logprobs)
-      bad_value("top_logprobs", "'logprobs' must be true when 'top_logprobs' is set.");
+      invalid_value("top_logprobs", "'logprobs' must be true when 'top_logprobs' is set.");
     if (chat_logprobs) r.logprobs = static_cast<int32_t>(top_logprobs.value_or(0));
   }
   if (best_of && *best_of != r.n)
@@ -503,28 +507,28 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
                        ") is supported, got " + std::to_string(*best_of) + ".",
                    "invalid_request_error", "best_of", "unsupported_value");
   if (r.max_tokens && *r.max_tokens == 0 && !r.echo)
-    bad_value(r.max_tokens_param,
-              "0 is only allowed with 'echo' (the prompt scored, nothing generated).");
+    invalid_value(r.max_tokens_param,
+                  "0 is only allowed with 'echo' (the prompt scored, nothing generated).");
   if (r.echo && r.logprobs >= 0 && r.stream)
     throw ApiError(400,
                    "'echo' with 'logprobs' is not supported when streaming: the prompt's "
                    "logprobs come with the whole answer.",
                    "invalid_request_error", "stream", "unsupported_parameter");
   if (!gbnf.empty() && !format_gbnf.empty())
-    bad_value("grammar", "give either 'grammar' or a JSON 'response_format', not both.");
+    invalid_value("grammar", "give either 'grammar' or a JSON 'response_format', not both.");
   if (!gbnf.empty()) r.grammar = compile_gbnf(gbnf, "grammar");
   if (!format_gbnf.empty()) r.grammar = compile_gbnf(format_gbnf, "response_format");
   if (r.tool_choice == "required" || r.tool_choice == "function") {
     if (r.tools.is_null())
-      bad_value("tool_choice", "'required' or a named function needs 'tools'.");
+      invalid_value("tool_choice", "'required' or a named function needs 'tools'.");
     if (r.grammar)
-      bad_value("tool_choice",
-                "'required' or a named function cannot be combined with 'grammar' "
-                "or a JSON 'response_format'.");
+      invalid_value("tool_choice",
+                    "'required' or a named function cannot be combined with 'grammar' "
+                    "or a JSON 'response_format'.");
   }
-  if (chat && r.messages.empty()) bad_value("messages", "required property is missing.");
+  if (chat && r.messages.empty()) invalid_value("messages", "required property is missing.");
   if (!chat && !r.prompt_text && !r.prompt_ids)
-    bad_value("prompt", "required property is missing.");
+    invalid_value("prompt", "required property is missing.");
   return r;
 }
 

@@ -14,11 +14,6 @@ namespace {
 // "arguments") come out in the order given.
 using json = nlohmann::ordered_json;
 
-[[noreturn]] void invalid(const std::string& param, const std::string& why) {
-  throw ApiError(400, "Invalid '" + param + "': " + why, "invalid_request_error", param,
-                 "invalid_value");
-}
-
 [[noreturn]] void unknown(const std::string& param) {
   throw ApiError(400, "Unrecognized request argument supplied: " + param, "invalid_request_error",
                  param, "unknown_parameter");
@@ -28,7 +23,7 @@ std::string schema_gbnf(const json& schema, const std::string& param) {
   try {
     return grammar::json_schema_gbnf(schema);
   } catch (const grammar::Error& e) {
-    invalid(param, e.what());
+    invalid_value(param, e.what());
   }
 }
 
@@ -71,7 +66,7 @@ std::shared_ptr<const grammar::Grammar> marked_call_grammar(const OutputSyntax& 
     try {
       gbnf = grammar::json_schema_gbnf(parameters(t), args, prefix);
     } catch (const grammar::Error& e) {
-      invalid("tools", e.what());
+      invalid_value("tools", e.what());
     }
     for (size_t at = 0; at < gbnf.size();) {
       const size_t nl = gbnf.find('\n', at);
@@ -88,7 +83,8 @@ std::shared_ptr<const grammar::Grammar> marked_call_grammar(const OutputSyntax& 
     alternatives += (alternatives.empty() ? "" : " | ") + literal(head) + " " + args +
                     (syntax.fenced ? " \"\\n```\"" : "");
   }
-  if (alternatives.empty()) invalid("tool_choice", "no tool in 'tools' is named '" + name + "'.");
+  if (alternatives.empty())
+    invalid_value("tool_choice", "no tool in 'tools' is named '" + name + "'.");
   std::string gbnf;
   for (const std::string& r : rules) gbnf += r + "\n";
   gbnf += "call ::= " + alternatives + "\n";
@@ -112,14 +108,14 @@ std::shared_ptr<const grammar::Grammar> compile_gbnf(const std::string& gbnf,
   try {
     return std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf));
   } catch (const grammar::Error& e) {
-    invalid(param, e.what());
+    invalid_value(param, e.what());
   }
 }
 
 std::string response_format_gbnf(const json& v) {
-  if (!v.is_object()) invalid("response_format", "expected an object.");
+  if (!v.is_object()) invalid_value("response_format", "expected an object.");
   if (!v.contains("type") || !v["type"].is_string())
-    invalid("response_format.type", "required property is missing.");
+    invalid_value("response_format.type", "required property is missing.");
   const std::string type = v["type"].get<std::string>();
   if (type == "text") {
     for (const auto& [k, _] : v.items())
@@ -137,14 +133,14 @@ std::string response_format_gbnf(const json& v) {
     for (const auto& [k, _] : v.items())
       if (k != "type" && k != "json_schema") unknown("response_format." + k);
     if (!v.contains("json_schema") || !v["json_schema"].is_object())
-      invalid("response_format.json_schema", "required property is missing.");
+      invalid_value("response_format.json_schema", "required property is missing.");
     const json& js = v["json_schema"];
     for (const auto& [k, x] : js.items()) {
       const std::string at = "response_format.json_schema." + k;
       if (k == "name" || k == "description") {
-        if (!x.is_string()) invalid(at, "expected a string.");
+        if (!x.is_string()) invalid_value(at, "expected a string.");
       } else if (k == "strict") {
-        if (!x.is_boolean() && !x.is_null()) invalid(at, "expected a boolean.");
+        if (!x.is_boolean() && !x.is_null()) invalid_value(at, "expected a boolean.");
       } else if (k != "schema") {
         unknown(at);
       }
@@ -181,7 +177,7 @@ std::shared_ptr<const grammar::Grammar> tool_call_grammar(const OutputSyntax& sy
                      {"properties", {{"name", {{"const", n}}}, {args, parameters(t)}}},
                      {"required", {"name", args}}});
   }
-  if (calls.empty()) invalid("tool_choice", "no tool in 'tools' is named '" + name + "'.");
+  if (calls.empty()) invalid_value("tool_choice", "no tool in 'tools' is named '" + name + "'.");
   std::string gbnf = schema_gbnf(json{{"anyOf", calls}}, "tools");
   gbnf.replace(0, 4, "call");  // "root ::= ..." names the one call
   const bool many = parallel && syntax.calls != CallSyntax::llama3;
