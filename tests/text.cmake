@@ -8,6 +8,9 @@ switchyard_add_test(test_text_reference
   ${CMAKE_CURRENT_SOURCE_DIR}/test_pretokenizer.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_chat_template.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test_nfc.cpp
   LIBS switchyard_text nlohmann_json::nlohmann_json)
+# mkmodel --vocab: a random model with a real vocabulary's tokenizer.
+switchyard_add_test(test_modelgen_vocab SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_modelgen_vocab.cpp
+  LIBS switchyard_modelgen switchyard_text)
 # The committed Unicode table is what the generator writes from the Unicode Character Database;
 # its NFC conformance file, unpacked for test_nfc.cpp (which skips without it).
 find_package(Python3 COMPONENTS Interpreter)

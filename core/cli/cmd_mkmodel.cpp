@@ -38,6 +38,11 @@ int cmd_mkmodel(int argc, char** argv) {
   std::optional<uint32_t> n_vocab, n_ctx, n_embd, n_layer, n_ff, n_head, n_head_kv;
   const auto field = CLI::Range(uint32_t{1}, uint32_t{1} << 24);
   app.add_option("--n-vocab", n_vocab, "vocabulary size")->check(field);
+  std::string vocab;
+  app.add_option("--vocab", vocab,
+                 "a GGUF file whose tokenizer the model takes (e.g. llama.cpp's "
+                 "ggml-vocab-llama-bpe.gguf); the vocabulary size is its token count")
+      ->check(CLI::ExistingFile);
   app.add_option("--n-ctx", n_ctx, "context length")->check(field);
   app.add_option("--n-embd", n_embd, "embedding width")->check(field);
   app.add_option("--n-layer", n_layer, "layers")->check(field);
@@ -61,6 +66,10 @@ int cmd_mkmodel(int argc, char** argv) {
         std::pair{&n_head_kv, &s.n_head_kv}})
     *field_of = opt->value_or(*field_of);
   if (tied) s.tied_output = true;
+  if (!vocab.empty()) {
+    s.vocab = vocab;
+    if (!n_vocab) s.n_vocab = model::vocab_size(vocab);
+  }
   s = model::scale_shape(s, scale);
   const std::filesystem::path out_path = out;
   if (out_path.has_parent_path()) std::filesystem::create_directories(out_path.parent_path());

@@ -44,9 +44,19 @@ void set_file_type(gguf::Writer& w, const dtype::FileType& ft) {
   w.set("general.file_type", gguf::Value::of_u32(ft.id));
 }
 
-void write_vocab(gguf::Writer& w, uint32_t n_vocab) {
+void write_vocab(gguf::Writer& w, const ModelShape& s) {
   using gguf::Value;
-  const text::Vocab vocab = text::byte_level_vocab(static_cast<int32_t>(n_vocab));
+  if (!s.vocab.empty()) {
+    const uint32_t n = vocab_size(s.vocab);
+    if (n != s.n_vocab)
+      throw std::invalid_argument("n_vocab is " + std::to_string(s.n_vocab) + " but " + s.vocab +
+                                  " has " + std::to_string(n) + " tokens");
+    const auto file = gguf::File::open(s.vocab);
+    for (const auto& [key, value] : file->metadata())
+      if (key.starts_with("tokenizer.")) w.set(key, value);
+    return;
+  }
+  const text::Vocab vocab = text::byte_level_vocab(static_cast<int32_t>(s.n_vocab));
   std::vector<int32_t> types;
   for (auto t : vocab.types) types.push_back(static_cast<int32_t>(t));
   w.set("tokenizer.ggml.model", Value::of_str("llama"));
@@ -60,6 +70,14 @@ void write_vocab(gguf::Writer& w, uint32_t n_vocab) {
 }
 
 }  // namespace detail
+
+uint32_t vocab_size(const std::filesystem::path& path) {
+  const auto file = gguf::File::open(path);
+  const gguf::Value* tokens = file->find("tokenizer.ggml.tokens");
+  if (!tokens || tokens->array.empty())
+    throw std::invalid_argument(path.string() + " has no tokenizer.ggml.tokens");
+  return static_cast<uint32_t>(tokens->array.size());
+}
 
 ModelShape preset_shape(const std::string& name) {
   ModelShape s;
@@ -146,7 +164,7 @@ void write_random_model(const ModelShape& s, const std::string& dtype, uint64_t 
   KeyWriter keys(w, d.arch);
   write_common_keys(keys, d);
   arch.write_keys(keys, d);
-  detail::write_vocab(w, s.n_vocab);
+  detail::write_vocab(w, s);
   if (!detail::is_source_type(ft)) detail::set_file_type(w, ft);
   detail::Rng rng{seed};
   WriteTable table(w, rng, mix, d);

@@ -14,6 +14,10 @@ namespace sy::model {
 struct ModelShape {
   std::string arch = "llama";
   uint32_t n_vocab = 259;
+  // A GGUF file (a model or one of llama.cpp's ggml-vocab-*.gguf) whose tokenizer the model takes:
+  // every tokenizer.* key, so that text tokenizes as with the real model; n_vocab must be its
+  // token count (vocab_size). Empty: the byte-level vocabulary.
+  std::string vocab;
   uint32_t n_ctx = 512;
   uint32_t n_embd = 64;
   uint32_t n_layer = 2;
@@ -117,6 +121,9 @@ inline void write_random_llama(const ModelShape& shape, const std::string& dtype
                                const std::filesystem::path& path) {
   write_random_model(shape, dtype, seed, path);
 }
+
+// The number of tokens in a GGUF file's tokenizer.ggml.tokens; throws naming the file.
+uint32_t vocab_size(const std::filesystem::path& path);
 
 uint64_t count_params(const ModelShape& shape);
 // The description the shape stands for: the file the writer writes for it reads back as this.

@@ -44,7 +44,7 @@ void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name
 bool is_source_type(const dtype::FileType& ft);
 // general.file_type (and, past F32, general.quantization_version) as llama-quantize sets them.
 void set_file_type(gguf::Writer& w, const dtype::FileType& ft);
-void write_vocab(gguf::Writer& w, uint32_t n_vocab);
+void write_vocab(gguf::Writer& w, const ModelShape& s);
 
 // The description a shape stands for (the keys the writer writes, read back by the loader, give
 // the same one); throws std::invalid_argument naming what is wrong with the shape.
