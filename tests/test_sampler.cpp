@@ -121,6 +121,31 @@ TEST(Sampler, FrequenciesMatchSoftmax) {
   }
 }
 
+// Over a vocabulary of a real model's size where a mask leaves three tokens (every other logit
+// -inf or NaN), with and without cuts: only those three are drawn, as the softmax of their logits
+// says, also at a temperature that puts logits 80 apart (weights near the smallest float).
+TEST(Sampler, MaskedLargeVocabularyDrawsOnlyWhatIsLeft) {
+  constexpr int32_t kVocab = 128256;
+  const int32_t kept[3] = {17, 70000, kVocab - 1};
+  std::vector<float> l(kVocab, -std::numeric_limits<float>::infinity());
+  const std::vector<float> left = {1.0f, 2.0f, 0.25f};
+  for (int i = 0; i < 3; ++i) l[size_t(kept[i])] = left[size_t(i)];
+  l[3] = l[69999] = l[kVocab - 2] = NAN;  // no mass either
+  for (int32_t top_k : {0, 40}) {
+    for (float top_p : {1.0f, 0.999f}) {
+      Sampler s(params(1.0f, top_k, top_p, 5));
+      const auto f = frequencies(s, l, 2000);
+      const auto p = softmax(left, 1.0);
+      for (int i = 0; i < 3; ++i)
+        EXPECT_NEAR(f[size_t(kept[i])], p[size_t(i)], 0.04) << top_k << " " << top_p;
+      EXPECT_NEAR(f[size_t(kept[0])] + f[size_t(kept[1])] + f[size_t(kept[2])], 1.0, 1e-6);
+    }
+  }
+  std::vector<float> far = {0.0f, -80.0f, -100.0f};  // e^-80, and a weight below any float
+  Sampler s(params(1.0f, 0, 1.0f, 9));
+  for (int i = 0; i < 2000; ++i) EXPECT_EQ(s.sample(far.data(), 3), 0);
+}
+
 TEST(Sampler, TopKRenormalises) {
   const std::vector<float> l = {0.0f, 1.0f, 2.0f, 0.5f, -1.0f};
   Sampler s(params(1.0f, 2, 1.0f, 11));

@@ -3,9 +3,13 @@
 #include "text/sampler.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace sy::text {
 
@@ -28,6 +32,63 @@ uint64_t rotl(uint64_t x, int k) {
 float clean(float x) {
   return std::isnan(x) ? kNegInf : x;
 }
+
+// e^x for x <= 0, to a few 1e-6 relative (1e-7 near 0, where the mass is), and 0 below -87
+// (e^-87 is near the smallest normal float) and at -inf. Branch-free arithmetic, so that a loop
+// over a vocabulary vectorizes (this file is built with -O3 -fno-trapping-math for it) where
+// std::exp is a call per token.
+float exp_nonpositive(float x) {
+  const float t = std::max(x, -87.0f) * 1.44269504088896341f;  // x / ln 2, in [-125.6, 0]
+  const float r = t + 12582912.0f;  // 1.5 * 2^23: t rounded to an integer, in the low bits
+  const int32_t j = std::bit_cast<int32_t>(r) - 0x4B400000;
+  const float y = (t - (r - 12582912.0f)) * 0.693147180559945309f;  // in [-ln 2 / 2, ln 2 / 2]
+  // e^y by its Taylor series to y^8 / 8! (the next term is below 1e-8 here), Horner's way.
+  float p = 1.0f / 40320.0f;
+  p = p * y + 1.0f / 5040.0f;
+  p = p * y + 1.0f / 720.0f;
+  p = p * y + 1.0f / 120.0f;
+  p = p * y + 1.0f / 24.0f;
+  p = p * y + 1.0f / 6.0f;
+  p = p * y + 0.5f;
+  p = p * y + 1.0f;
+  p = p * y + 1.0f;
+  const float scale = std::bit_cast<float>((j + 127) << 23);  // 2^j
+  return x < -87.0f ? 0.0f : p * scale;
+}
+
+// The largest logit, NaN left out (-inf when there is none). GCC vectorizes no float maximum
+// that must keep NaN's meaning, so SSE2 does it by hand: maxps gives its second operand when
+// the first is NaN.
+float max_logit(const float* x, int32_t n) {
+  int32_t i = 0;
+  float m = kNegInf;
+#if defined(__SSE2__)
+  __m128 a = _mm_set1_ps(kNegInf), b = a;
+  for (; i + 8 <= n; i += 8) {
+    a = _mm_max_ps(_mm_loadu_ps(x + i), a);
+    b = _mm_max_ps(_mm_loadu_ps(x + i + 4), b);
+  }
+  alignas(16) float lane[4];
+  _mm_store_ps(lane, _mm_max_ps(a, b));
+  for (const float v : lane) m = v > m ? v : m;
+#endif
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+// A sum of weights in eight lanes: the same order, so the same sum, every run.
+double lane_sum(const float* w, int32_t n) {
+  float lane[8] = {};
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) lane[k] += w[i + k];
+  double s = 0;
+  for (; i < n; ++i) s += w[i];
+  for (const float v : lane) s += v;
+  return s;
+}
+
+constexpr int32_t kBlock = 64;  // weights summed per block, so that a draw skips whole blocks
 
 }  // namespace
 
@@ -100,8 +161,18 @@ int32_t Sampler::sample(const float* logits, int32_t n_vocab, TokenLogprob* lp) 
         adjusted_[id] -= params_.frequency_penalty * float(count) + params_.presence_penalty;
     x = adjusted_.data();
   }
-  int32_t token = pick(x, n_vocab);
-  if (grammar_ && !grammar_->allows(token)) {
+  // With a grammar, the model's own pick is tried first: when the grammar allows it, it is the
+  // draw the mask would give (greedy: the same argmax; sampled: accepted tokens follow the
+  // masked distribution), at the cost of no mask. A model that strayed has the mask applied
+  // first for the next kMaskFirst draws instead of paying for both.
+  constexpr uint32_t kMaskFirst = 8;
+  int32_t token = -1;
+  if (!grammar_ || mask_first_ == 0) token = pick(x, n_vocab);
+  if (grammar_ && (token < 0 || !grammar_->allows(token))) {
+    if (token >= 0)
+      mask_first_ = kMaskFirst;
+    else
+      --mask_first_;
     masked_.assign(x, x + n_vocab);
     grammar_->mask(masked_.data(), n_vocab);
     token = pick(masked_.data(), n_vocab);
@@ -121,18 +192,29 @@ int32_t Sampler::pick(const float* logits, int32_t n_vocab) {
     return best;
   }
 
+  // No cut (temperature only): every token weighed, in id order.
+  if (params_.top_k <= 0 && params_.top_p >= 1.0f && params_.min_p <= 0.0f &&
+      params_.typical_p >= 1.0f)
+    if (const int32_t token = draw_uncut(logits, n_vocab); token >= 0) return token;
+
   // Higher logit first, ties to the lower id: the order top-k and top-p cut in.
   auto before = [](const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
+  // Tokens at -inf (a grammar's mask, a -100 bias) have no mass: left out, so that a masked
+  // vocabulary costs what it allows. Only when every logit is -inf do they all stay.
   auto& c = scratch_;
-  c.resize(n_vocab);
-  for (int32_t i = 0; i < n_vocab; ++i) c[i] = {clean(logits[i]), i, 0.0};
+  c.clear();
+  c.reserve(size_t(n_vocab));
+  for (int32_t i = 0; i < n_vocab; ++i)
+    if (const float l = clean(logits[i]); l != kNegInf) c.push_back({l, i, 0.0});
+  if (c.empty())
+    for (int32_t i = 0; i < n_vocab; ++i) c.push_back({kNegInf, i, 0.0});
 
-  int32_t n = n_vocab;
+  int32_t n = int32_t(c.size());
   bool sorted = false;
   if (params_.top_k > 0 && params_.top_k < n_vocab) {
-    n = params_.top_k;
+    n = std::min(params_.top_k, n);
     std::nth_element(c.begin(), c.begin() + (n - 1), c.end(), before);
     std::sort(c.begin(), c.begin() + n, before);
     sorted = true;
@@ -145,7 +227,7 @@ int32_t Sampler::pick(const float* logits, int32_t n_vocab) {
   for (int32_t i = 0; i < n; ++i) {
     // An infinite maximum (all -inf, or some +inf) shares the mass among the logits equal to it.
     c[i].weight = std::isinf(max) ? double(c[i].logit == max)
-                                  : std::exp((double(c[i].logit) - double(max)) * inv_t);
+                                  : exp_nonpositive(float((double(c[i].logit) - max) * inv_t));
     total += c[i].weight;
   }
 
@@ -222,6 +304,37 @@ int32_t Sampler::pick(const float* logits, int32_t n_vocab) {
     if (r < cum) return c[i].id;
   }
   return c[n - 1].id;  // rounding left r at the very top
+}
+
+int32_t Sampler::draw_uncut(const float* logits, int32_t n_vocab) {
+  const float max = max_logit(logits, n_vocab);
+  if (std::isinf(max)) return -1;  // no finite logit, or an infinite one: the general path
+  const float inv_t = 1.0f / params_.temperature;
+  weights_.resize(size_t(n_vocab));
+  float* w = weights_.data();
+  for (int32_t i = 0; i < n_vocab; ++i) w[i] = exp_nonpositive((clean(logits[i]) - max) * inv_t);
+  const int32_t n_blocks = (n_vocab + kBlock - 1) / kBlock;
+  blocks_.resize(size_t(n_blocks));
+  double total = 0;
+  for (int32_t b = 0; b < n_blocks; ++b)
+    total += blocks_[size_t(b)] = lane_sum(w + b * kBlock, std::min(kBlock, n_vocab - b * kBlock));
+  // The token where the running sum passes r: whole blocks skipped, then token by token.
+  const double r = next_uniform() * total;
+  double cum = 0;
+  for (int32_t b = 0; b < n_blocks; ++b) {
+    const double block = blocks_[size_t(b)];
+    if (block == 0 || r >= cum + block) {
+      cum += block;
+      continue;
+    }
+    for (int32_t j = b * kBlock, end = std::min(n_vocab, j + kBlock); j < end; ++j) {
+      cum += w[j];
+      if (w[j] > 0 && r < cum) return j;
+    }
+  }
+  for (int32_t j = n_vocab - 1; j > 0; --j)  // rounding left r at the very top
+    if (w[j] > 0) return j;
+  return 0;
 }
 
 }  // namespace sy::text

@@ -68,6 +68,9 @@ class Sampler {
 
  private:
   int32_t pick(const float* logits, int32_t n_vocab);
+  // Temperature alone: a draw over every token's weight; -1 when no logit is finite or one is
+  // infinite (pick's general path shares the mass then).
+  int32_t draw_uncut(const float* logits, int32_t n_vocab);
   double next_uniform();  // [0, 1), xoshiro256** seeded with splitmix64(seed)
   struct Candidate {
     float logit;
@@ -78,10 +81,13 @@ class Sampler {
   uint64_t state_[4];
   std::vector<Candidate> scratch_;  // reused across calls
   std::vector<float> adjusted_;     // logits after bias and penalties
+  std::vector<float> weights_;      // per token, when nothing is cut
+  std::vector<double> blocks_;      // their sums per block of tokens
   std::unordered_map<int32_t, uint32_t> counts_;  // tokens produced, for the penalties
   std::unordered_set<int32_t> seen_;  // prompt and output tokens, for the repetition penalty
   std::optional<GrammarState> grammar_;
   std::vector<float> masked_;
+  uint32_t mask_first_ = 0;  // draws left that apply the grammar's mask before picking
 };
 
 }  // namespace sy::text

@@ -47,32 +47,45 @@ bool GrammarState::allows(int32_t token) {
 
 void GrammarState::mask(float* logits, int32_t n_vocab) {
   constexpr float kOff = -std::numeric_limits<float>::infinity();
+  const std::vector<uint8_t>* allowed = nullptr;  // a cached mask is read where it is kept
   if (!failed_ && !ended_) {
     try {
       const auto hit = state_.need == 0 ? masks_.find(state_.set) : masks_.end();
       if (hit != masks_.end()) {
-        allowed_ = hit->second;
+        allowed = &hit->second;
       } else {
         g_->trie->allowed(matcher_, state_, allowed_);
         if (state_.need == 0) {
           if (masks_.size() >= kMaxMasks) masks_.clear();
           masks_.emplace(state_.set, allowed_);
         }
+        allowed = &allowed_;
       }
     } catch (const grammar::Error&) {
       failed_ = true;
     }
   }
-  bool any = false;
-  for (int32_t id = 0; id < n_vocab; ++id) {
-    if (is_end(id)) continue;
-    const bool ok = !failed_ && !ended_ && id < int32_t(allowed_.size()) && allowed_[size_t(id)];
-    if (!ok) logits[id] = kOff;
-    any = any || ok;
+  // The end tokens are decided last: their logits set aside, the rest masked in one pass.
+  ends_.clear();
+  for (int32_t id : g_->end)
+    if (id >= 0 && id < n_vocab) ends_.push_back(logits[id]);
+  const int32_t n = allowed ? std::min(n_vocab, int32_t(allowed->size())) : 0;
+  const uint8_t* ok = allowed ? allowed->data() : nullptr;
+  size_t kept = 0;
+  for (int32_t id = 0; id < n; ++id) {
+    kept += ok[id];
+    if (!ok[id]) logits[id] = kOff;
   }
+  for (int32_t id = n; id < n_vocab; ++id) logits[id] = kOff;
+  size_t i = 0;
+  for (int32_t id : g_->end)
+    if (id >= 0 && id < n_vocab) {
+      if (id < n) kept -= ok[id];
+      logits[id] = ends_[i++];
+    }
   // End tokens stay when the output may end here, or when nothing else is left.
   const bool end_ok =
-      !any || failed_ || ended_ || (state_.need == 0 && matcher_.accepting(state_.set));
+      kept == 0 || failed_ || ended_ || (state_.need == 0 && matcher_.accepting(state_.set));
   if (!end_ok)
     for (int32_t id : g_->end)
       if (id >= 0 && id < n_vocab) logits[id] = kOff;

@@ -44,6 +44,7 @@ class GrammarState {
   grammar::ByteState state_;
   bool failed_ = false, ended_ = false;
   std::vector<uint8_t> allowed_;
+  std::vector<float> ends_;  // the end tokens' logits while a mask is applied
   // Masks of the states seen, by matcher state (no UTF-8 in progress): inside a JSON string the
   // state repeats at every character, and its mask over a large vocabulary is the costly one.
   std::unordered_map<uint32_t, std::vector<uint8_t>> masks_;
