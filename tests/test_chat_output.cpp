@@ -123,6 +123,8 @@ TEST(ChatOutput, SyntaxComesFromTheTemplateAndThePrompt) {
 TEST(ChatOutput, MistralCallsRunToTheEnd) {
   const OutputSyntax mistral{false, false, CallSyntax::mistral};
   // Nemo: a JSON list after [TOOL_CALLS].
+  expect_read(mistral, "Checking.[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]", "",
+              "Checking.", {{"f", "{}"}});
   Read r = read(mistral,
                 "Checking.[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"a\": 1}}, "
                 "{\"name\": \"g\", \"arguments\": {}}]",
@@ -396,6 +398,37 @@ TEST(ChatOutput, RequiredCallGrammarsForMarkedSyntaxes) {
                      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{\"zone\": "
                      "\"UTC\"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{"
                      "\"zone\": \"UTC\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
+}
+
+// Magistral and Ministral 3 reasoning think in [THINK] ... [/THINK] and call as Mistral does;
+// <think> in such an answer is text, and a required call may follow the thought.
+TEST(ChatOutput, MinistralThinksInSquareBrackets) {
+  const std::string ministral =
+      "{{- '[THINK]' + block['thinking'] + '[/THINK]' }}...[TOOL_CALLS]' + name + '[ARGS]'";
+  const OutputSyntax s = output_syntax(ministral, "[INST]hi[/INST]", true);
+  EXPECT_TRUE(s.think);
+  EXPECT_FALSE(s.opens_in_think);
+  EXPECT_EQ(s.think_close, "[/THINK]");
+  EXPECT_EQ(s.calls, CallSyntax::mistral);
+  EXPECT_TRUE(s.args_tag);
+  EXPECT_TRUE(output_syntax(ministral, "[INST]hi[/INST][THINK]\n", false).opens_in_think);
+  expect_read(
+      s,
+      "[THINK]Weather: <think> is just text [x].[/THINK]\nChecking.[TOOL_CALLS]f[ARGS]{\"a\": 1}",
+      "Weather: <think> is just text [x].", "Checking.", {{"f", R"({"a":1})"}});
+
+  const nlohmann::ordered_json tools = nlohmann::ordered_json::parse(R"([
+    {"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+      "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}])");
+  const auto g = tool_call_grammar(s, tools, "", false);
+  EXPECT_TRUE(takes(g, "[THINK]hm [a] <b>[/THINK]\n[TOOL_CALLS]f[ARGS]{\"a\": 1}"));
+  EXPECT_TRUE(takes(g, "[TOOL_CALLS]f[ARGS]{\"a\": 1}"));
+  EXPECT_FALSE(takes(g, "[THINK]hm[/THINK]\nplain words"));
+  EXPECT_FALSE(takes(g, "<think>hm</think>\n[TOOL_CALLS]f[ARGS]{\"a\": 1}"));
+  EXPECT_FALSE(takes(g, "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"a\": 1}}]"));
+  const std::string two = "[TOOL_CALLS]f[ARGS]{\"a\": 1}[TOOL_CALLS]f[ARGS]{\"a\": 2}";
+  EXPECT_FALSE(takes(g, two));
+  EXPECT_TRUE(takes(tool_call_grammar(s, tools, "", true), two));
 }
 
 TEST(ChatOutput, MessagesAndDeltasCarryReasoningAndToolCalls) {

@@ -63,9 +63,8 @@ class CallStream {
   explicit CallStream(std::string id_prefix) : prefix_(std::move(id_prefix)) {}
   // A call whose name came in markup and whose arguments follow: its first piece now.
   void open(std::vector<ToolCall>& out, std::string name);
-  // A call of the object shape: its first piece once its name is read.
-  void open_object() { close(); }
-  // The open call ended (or never was one).
+  // The open call ended (or never was one); the next is read as an object, its first piece
+  // once its name is read.
   void close() {
     reader_ = CallReader(CallReader::Shape::object);
     announced_ = false;

@@ -7,7 +7,7 @@
 namespace sy::server {
 namespace {
 
-constexpr std::string_view kThinkOpen = "<think>", kThinkClose = "</think>";
+constexpr std::string_view kSquareThinkOpen = "[THINK]", kSquareThinkClose = "[/THINK]";
 constexpr std::string_view kCallOpen = "<tool_call>", kCallClose = "</tool_call>";
 constexpr std::string_view kMistralCalls = "[TOOL_CALLS]", kMistralArgs = "[ARGS]";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
@@ -27,24 +27,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\n')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.remove_suffix(1);
   return s;
-}
-
-// A DeepSeek call's body: "function<｜tool▁sep｜>NAME\n```json\n{...}\n```" (R1, V3) or
-// "NAME<｜tool▁sep｜>{...}" (V3.1); null when it is neither.
-nlohmann::ordered_json deepseek_call(std::string_view body) {
-  const size_t sep = body.find(kDsSep);
-  if (sep == std::string_view::npos) return nullptr;
-  std::string_view name = trim(body.substr(0, sep)), args = body.substr(sep + kDsSep.size());
-  if (name == "function") {
-    const size_t nl = args.find('\n');
-    name = trim(args.substr(0, nl));
-    args = nl == std::string_view::npos ? std::string_view() : args.substr(nl + 1);
-    args = trim(args);
-    if (args.starts_with("```json")) args.remove_prefix(7);
-    if (args.ends_with("```")) args.remove_suffix(3);
-  }
-  if (name.empty()) return nullptr;
-  return {{"name", std::string(name)}, {"arguments", parse(trim(args))}};
 }
 
 enum class Head { need_more, ok, mismatch };
@@ -75,6 +57,22 @@ Head deepseek_head(std::string_view body, std::string& name, size_t& at) {
   return Head::ok;
 }
 
+// A DeepSeek call's body read whole: "function<｜tool▁sep｜>NAME\n```json\n{...}\n```" (R1, V3) or
+// "NAME<｜tool▁sep｜>{...}" (V3.1); null when it is neither.
+nlohmann::ordered_json deepseek_call(std::string_view body) {
+  std::string name;
+  size_t at = 0;
+  if (deepseek_head(body, name, at) != Head::ok) return nullptr;
+  std::string_view args = trim(body.substr(at));
+  if (args.ends_with("```")) args.remove_suffix(3);
+  return {{"name", std::move(name)}, {"arguments", parse(trim(args))}};
+}
+
+// A Mistral call piece's name: its text up to [ARGS] (at `args`) or an earlier [CALL_ID].
+std::string_view mistral_name(std::string_view piece, size_t args) {
+  return trim(piece.substr(0, std::min(args, piece.find("[CALL_ID]"))));
+}
+
 }  // namespace
 
 size_t tag_or_prefix(std::string_view s, std::string_view tag, bool& whole) {
@@ -100,20 +98,25 @@ OutputSyntax output_syntax(std::string_view template_source, std::string_view pr
                            bool tools_offered) {
   OutputSyntax s;
   s.channels = template_source.find(kHarmonyChannel) != std::string_view::npos;
-  s.think = !s.channels && template_source.find(kThinkClose) != std::string_view::npos;
+  if (template_source.find(kSquareThinkClose) != std::string_view::npos) {
+    s.think_open = kSquareThinkOpen;
+    s.think_close = kSquareThinkClose;
+  }
+  s.think = !s.channels && template_source.find(s.think_close) != std::string_view::npos;
   if (s.think) {
     size_t end = prompt.size();
     while (end > 0 && (prompt[end - 1] == '\n' || prompt[end - 1] == ' ')) --end;
-    s.opens_in_think = prompt.substr(0, end).ends_with(kThinkOpen);
+    s.opens_in_think = prompt.substr(0, end).ends_with(s.think_open);
   }
   if (!tools_offered) return s;
   if (s.channels)
     s.calls = CallSyntax::harmony;
   else if (template_source.find(kCallOpen) != std::string_view::npos)
     s.calls = CallSyntax::hermes;
-  else if (template_source.find(kMistralCalls) != std::string_view::npos)
+  else if (template_source.find(kMistralCalls) != std::string_view::npos) {
     s.calls = CallSyntax::mistral;
-  else if (template_source.find(kDsCallBegin) != std::string_view::npos) {
+    s.args_tag = template_source.find(kMistralArgs) != std::string_view::npos;
+  } else if (template_source.find(kDsCallBegin) != std::string_view::npos) {
     s.calls = CallSyntax::deepseek;
     s.fenced = template_source.find("```json") != std::string_view::npos;
   } else if (template_source.find(kPythonTag) != std::string_view::npos ||
@@ -191,7 +194,7 @@ void ChatOutput::read_tail(Delta& d) {
         const size_t next = body.find(kMistralCalls, at);
         const std::string piece = body.substr(at, next == std::string::npos ? next : next - at);
         const size_t args = piece.find(kMistralArgs);
-        const std::string name = piece.substr(0, std::min(args, piece.find("[CALL_ID]")));
+        const std::string name(mistral_name(piece, args));
         calls.push_back({{"name", name}});
         if (args != std::string::npos && !name.empty())
           calls.back()["arguments"] = parse(piece.substr(args + kMistralArgs.size()));
@@ -246,7 +249,7 @@ void ChatOutput::stream_tail(Delta& d) {
         const std::string_view after = rest.substr(args + kMistralArgs.size());
         const size_t open = after.find_first_not_of(" \n");
         if (open == std::string_view::npos) return;
-        const std::string_view name = trim(rest.substr(0, std::min(args, rest.find("[CALL_ID]"))));
+        const std::string_view name = mistral_name(rest, args);
         if (name.empty() || after[open] != '{') {
           tail_ = Tail::whole;
           return;
@@ -256,8 +259,8 @@ void ChatOutput::stream_tail(Delta& d) {
         tail_ = Tail::args;
         continue;
       }
-      case Tail::item:
-        calls_.open_object();
+      case Tail::item:  // a call object, read from its first key
+        calls_.close();
         tail_ = Tail::args;
         continue;
       case Tail::args: {
@@ -431,7 +434,7 @@ void ChatOutput::step(Delta& d, bool final) {
     if (state_ == State::content) {
       // The earliest tag this syntax knows, or a tail that may become one.
       std::vector<std::string_view> tags;
-      if (syntax_.think) tags.push_back(kThinkOpen);
+      if (syntax_.think) tags.push_back(syntax_.think_open);
       if (syntax_.calls == CallSyntax::hermes) tags.push_back(kCallOpen);
       if (syntax_.calls == CallSyntax::mistral) tags.push_back(kMistralCalls);
       if (syntax_.calls == CallSyntax::deepseek) tags.push_back(kDsCallsBegin);
@@ -447,18 +450,19 @@ void ChatOutput::step(Delta& d, bool final) {
         return;
       }
       if (tag == kMistralCalls) {  // the calls run to the end: kept with their tag
+        buf_.erase(0, cut);
         enter_tail(kMistralCalls.size());
         continue;
       }
       buf_.erase(0, cut + tag.size());
-      state_ = tag == kThinkOpen  ? State::reasoning
-               : tag == kCallOpen ? State::call
-                                  : State::deepseek;
+      state_ = tag == syntax_.think_open ? State::reasoning
+               : tag == kCallOpen        ? State::call
+                                         : State::deepseek;
       continue;
     }
     // reasoning
     bool whole = false;
-    const size_t cut = tag_or_prefix(buf_, kThinkClose, whole);
+    const size_t cut = tag_or_prefix(buf_, syntax_.think_close, whole);
     if (cut == std::string::npos || (!whole && final)) {
       d.reasoning += buf_;
       buf_.clear();
@@ -469,7 +473,7 @@ void ChatOutput::step(Delta& d, bool final) {
       buf_.erase(0, cut);
       return;
     }
-    buf_.erase(0, cut + kThinkClose.size());
+    buf_.erase(0, cut + syntax_.think_close.size());
     trim_newlines_ = true;
     state_ = State::content;
   }

@@ -21,13 +21,19 @@ namespace sy::server {
 enum class CallSyntax { none, hermes, mistral, llama3, deepseek, harmony };
 
 struct OutputSyntax {
-  bool think = false;           // split <think>...</think> into reasoning
-  bool opens_in_think = false;  // the prompt ended inside an open <think>
+  bool think = false;           // split think_open...think_close into reasoning
+  bool opens_in_think = false;  // the prompt ended inside an open think_open
   CallSyntax calls = CallSyntax::none;
   bool channels = false;  // gpt-oss's harmony messages: analysis is reasoning, final is content
   // DeepSeek R1 / V3 calls: "function<｜tool▁sep｜>NAME" and the arguments in a ```json fence
   // (V3.1: "NAME<｜tool▁sep｜>" and the arguments bare).
   bool fenced = false;
+  // Mistral calls as NAME[ARGS]{...} after each [TOOL_CALLS] (Small 3.2, Devstral, Ministral 3),
+  // not a JSON list (Nemo).
+  bool args_tag = false;
+  // <think> ... </think> (Qwen3, DeepSeek R1, ...), or [THINK] ... [/THINK] (Magistral,
+  // Ministral 3 reasoning).
+  std::string_view think_open = "<think>", think_close = "</think>";
 };
 
 // From the template's source (which tags it writes) and the prompt it rendered; calls only when

@@ -39,17 +39,21 @@ std::string literal(const std::string& s) {
   return json(s).dump();
 }
 
-// Reasoning first where the template thinks ("</" ends it), then `calls`.
+// Reasoning first where the template thinks (any "<" or "[" but the closing tag's first two
+// characters ends it), then `calls`.
 std::string root_rule(const OutputSyntax& syntax) {
-  const std::string thought = R"(thought ::= ([^<] | "<" [^/])*)"
-                              "\n";
-  if (syntax.opens_in_think) return "root ::= thought \"</think>\" [ \\n]{0,4} calls\n" + thought;
-  if (syntax.think)
-    return "root ::= (\"<think>\" thought \"</think>\" [ \\n]{0,4})? calls\n" + thought;
-  return "root ::= calls\n";
+  if (!syntax.think) return "root ::= calls\n";
+  const std::string open = literal(std::string(syntax.think_open)),
+                    close = literal(std::string(syntax.think_close));
+  const char lead = syntax.think_close[0], slash = syntax.think_close[1];
+  const std::string thought =
+      std::string("thought ::= ([^") + lead + "] | \"" + lead + "\" [^" + slash + "])*\n";
+  if (syntax.opens_in_think) return "root ::= thought " + close + " [ \\n]{0,4} calls\n" + thought;
+  return "root ::= (" + open + " thought " + close + " [ \\n]{0,4})? calls\n" + thought;
 }
 
-// Calls whose name is markup and whose arguments follow it (DeepSeek, gpt-oss): one alternative
+// Calls whose name is markup and whose arguments follow it (DeepSeek, gpt-oss, Mistral's
+// [ARGS]): one alternative
 // per tool, the tool's name then its own parameters' grammar.
 std::shared_ptr<const grammar::Grammar> marked_call_grammar(const OutputSyntax& syntax,
                                                             const nlohmann::ordered_json& tools,
@@ -76,6 +80,8 @@ std::shared_ptr<const grammar::Grammar> marked_call_grammar(const OutputSyntax& 
     std::string head;
     if (syntax.calls == CallSyntax::harmony)
       head = "<|channel|>commentary to=functions." + n + " <|constrain|>json<|message|>";
+    else if (syntax.calls == CallSyntax::mistral)
+      head = "[TOOL_CALLS]" + n + "[ARGS]";
     else if (syntax.fenced)
       head = "function<\uFF5Ctool\u2581sep\uFF5C>" + n + "\n```json\n";
     else
@@ -90,6 +96,8 @@ std::shared_ptr<const grammar::Grammar> marked_call_grammar(const OutputSyntax& 
   gbnf += "call ::= " + alternatives + "\n";
   if (syntax.calls == CallSyntax::harmony) {  // one call: <|call|> ends the turn
     gbnf += "calls ::= call\n";
+  } else if (syntax.calls == CallSyntax::mistral) {  // each call after its own [TOOL_CALLS]
+    gbnf += parallel ? "calls ::= call+\n" : "calls ::= call\n";
   } else {
     gbnf +=
         "tagged ::= \"<\uFF5Ctool\u2581call\u2581begin\uFF5C>\" call "
@@ -164,7 +172,8 @@ std::shared_ptr<const grammar::Grammar> tool_call_grammar(const OutputSyntax& sy
                    "'tool_choice' 'required' or a named function needs a model whose chat "
                    "template writes tool calls; this one's does not.",
                    "invalid_request_error", "tool_choice", "unsupported_value");
-  if (syntax.calls == CallSyntax::deepseek || syntax.calls == CallSyntax::harmony)
+  if (syntax.calls == CallSyntax::deepseek || syntax.calls == CallSyntax::harmony ||
+      syntax.args_tag)
     return marked_call_grammar(syntax, tools, name, parallel);
   // {"name": <const>, "arguments"|"parameters": <its parameters>} for each tool offered.
   const char* args = syntax.calls == CallSyntax::llama3 ? "parameters" : "arguments";
