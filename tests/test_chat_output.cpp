@@ -377,6 +377,14 @@ TEST(ChatOutput, RequiredCallGrammarsForMarkedSyntaxes) {
       g,
       "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{\"city\": \"x\"}"));
   EXPECT_FALSE(takes(g, "<|channel|>final<|message|>hi"));
+  // An analysis message may come first, as gpt-oss writes it before a call.
+  EXPECT_TRUE(takes(g,
+                    "<|channel|>analysis<|message|>Need the time; a < b.<|end|><|start|>assistant"
+                    "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>"
+                    "{\"zone\": \"UTC\"}"));
+  EXPECT_FALSE(takes(g,
+                     "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final"
+                     "<|message|>hi"));
   g = tool_call_grammar(harmony, tools, "get_weather", false);
   EXPECT_FALSE(takes(g,
                      "<|channel|>commentary to=functions.get_time "

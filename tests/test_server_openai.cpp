@@ -344,16 +344,43 @@ TEST(OpenAiFeatures, EchoLogprobsScoreThePromptAsEvalDoes) {
   for (size_t i = 1; i < prompt.size(); ++i)
     EXPECT_NEAR(g["logprobs"]["token_logprobs"][i].get<double>(),
                 lp["token_logprobs"][i].get<double>(), 1e-5);
-  // max_tokens 0 without echo, and echo with logprobs streamed, are refused.
+  // Streamed, the echo is the first chunk, with the prompt's logprobs, then the tokens': the
+  // same text, logprobs and offsets as the whole answer, with and without a completion.
+  for (const uint32_t n : {3u, 0u}) {
+    req["max_tokens"] = n;
+    req["stream"] = false;
+    const json want = json::parse(s.post("/v1/completions", req)->body)["choices"][0];
+    req["stream"] = true;
+    const auto res = s.post("/v1/completions", req);
+    ASSERT_EQ(res->status, 200) << res->body;
+    std::string text;
+    json lps = json::array(), offsets = json::array();
+    size_t chunks = 0;
+    for (const auto& e : events(res->body)) {
+      if (e == "[DONE]") continue;
+      const json ch = json::parse(e)["choices"][0];
+      if (chunks++ == 0) {
+        EXPECT_EQ(ch["text"], as_json_text(tok.decode(prompt)));  // the echo
+      }
+      text += ch["text"].get<std::string>();
+      if (!ch["logprobs"].is_null())
+        for (size_t k = 0; k < ch["logprobs"]["token_logprobs"].size(); ++k) {
+          lps.push_back(ch["logprobs"]["token_logprobs"][k]);
+          offsets.push_back(ch["logprobs"]["text_offset"][k]);
+        }
+    }
+    EXPECT_EQ(text, want["text"]) << n;
+    EXPECT_EQ(lps, want["logprobs"]["token_logprobs"]) << n;
+    EXPECT_EQ(offsets, want["logprobs"]["text_offset"]) << n;
+    ASSERT_EQ(lps.size(), prompt.size() + n);
+    EXPECT_TRUE(lps[0].is_null());
+  }
+  // max_tokens 0 without echo is refused.
   auto bad = s.post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 0}});
   EXPECT_EQ(bad->status, 400);
   EXPECT_EQ(json::parse(bad->body)["error"]["message"],
             "Invalid 'max_tokens': 0 is only allowed with 'echo' (the prompt scored, nothing "
             "generated).");
-  req["stream"] = true;
-  bad = s.post("/v1/completions", req);
-  EXPECT_EQ(bad->status, 400);
-  EXPECT_EQ(json::parse(bad->body)["error"]["param"], "stream");
 }
 
 TEST(OpenAiFeatures, FingerprintModelsRetrieveAndMaxCompletionTokens) {

@@ -43,7 +43,8 @@ struct Collector {
   std::promise<Outcome> done;
   int finishes = 0;
   server::Callbacks callbacks() {
-    return {[this](int32_t t, const sy::text::TokenLogprob*) {
+    return {[this](int32_t t, const sy::text::TokenLogprob*,
+                   const std::vector<sy::text::TokenLogprob>*) {
               std::lock_guard<std::mutex> lk(mu);
               streamed.push_back(t);
               return false;
@@ -125,8 +126,9 @@ TEST(EngineRunner, CancelAbortsARunningRequestAndFreesItsBlocks) {
   Collector c;
   auto cb = c.callbacks();
   auto inner = cb.on_token;
-  cb.on_token = [&](int32_t t, const sy::text::TokenLogprob* lp) {
-    inner(t, lp);
+  cb.on_token = [&](int32_t t, const sy::text::TokenLogprob* lp,
+                    const std::vector<sy::text::TokenLogprob>* prompt_lp) {
+    inner(t, lp, prompt_lp);
     if (!signalled) first.set_value();
     signalled = true;
     return false;

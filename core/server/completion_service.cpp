@@ -32,6 +32,7 @@ struct TokenEvent {
   std::string text;  // final text it released (may be empty: held back or incomplete UTF-8)
   std::optional<text::TokenLogprob> logprob;
   size_t offset = 0;  // where the token starts in the choice's text
+  std::vector<text::TokenLogprob> prompt_logprobs;  // with the first token, when echo asked
 };
 
 struct Finished {
@@ -285,13 +286,15 @@ Callbacks choice_callbacks(std::shared_ptr<Channel> ch, uint32_t index, const te
                            const CompletionRequest& cr, std::shared_ptr<ShadowPair> pair) {
   auto text = std::make_shared<ChoiceText>(tok, cr.stop, cr.stop_token_ids);
   Callbacks cb;
-  cb.on_token = [ch, index, text](int32_t t, const text::TokenLogprob* lp) {
+  cb.on_token = [ch, index, text](int32_t t, const text::TokenLogprob* lp,
+                                  const std::vector<text::TokenLogprob>* prompt_lp) {
     TokenEvent ev;
     ev.choice = index;
     ev.token = t;
     ev.text = text->push(t);
     ev.offset = text->last_offset();
     if (lp) ev.logprob = *lp;
+    if (prompt_lp) ev.prompt_logprobs = *prompt_lp;
     {
       std::lock_guard<std::mutex> lk(ch->mu);
       ch->events.push_back(std::move(ev));
@@ -315,7 +318,8 @@ Callbacks shadow_callbacks(const text::Tokenizer& tok, const CompletionRequest& 
                            std::shared_ptr<ShadowPair> pair) {
   auto text = std::make_shared<ChoiceText>(tok, cr.stop, cr.stop_token_ids);
   Callbacks cb;
-  cb.on_token = [text](int32_t t, const text::TokenLogprob*) {
+  cb.on_token = [text](int32_t t, const text::TokenLogprob*,
+                       const std::vector<text::TokenLogprob>*) {
     text->push(t);
     return text->stopped();
   };
@@ -421,18 +425,18 @@ class Streamer {
       started_ = true;
       for (uint32_t i = 0; i < a_.choices.size(); ++i)
         outputs_.emplace_back(a_.syntax, a_.call_prefix + std::to_string(i) + "_");
+      echoed_.assign(a_.choices.size(), false);
       for (uint32_t i = 0; i < a_.choices.size(); ++i) {
         if (a_.meta.chat && !write(role_event(a_.meta, i))) return gone();
-        ChoicePart echo;
-        echo.index = i;
-        echo.text = a_.echo;
-        if (!a_.echo.empty() && !write(chunk_event(a_.meta, echo))) return gone();
+        // With logprobs the echo waits for the prompt's, which come with the first token.
+        if (!a_.meta.logprobs && !echo(sink, i, {})) return gone();
       }
     }
     std::vector<TokenEvent> events;
     std::vector<uint32_t> finished;
     collect_.take(events, finished);
     for (const TokenEvent& ev : events) {
+      if (!ev.prompt_logprobs.empty() && !echo(sink, ev.choice, ev.prompt_logprobs)) return gone();
       ChoicePart p;
       p.index = ev.choice;
       read(p, outputs_[ev.choice].feed(ev.text));
@@ -449,6 +453,7 @@ class Streamer {
         sink.done();
         return true;
       }
+      if (!echo(sink, i, collect_.result(i).outcome.prompt_logprobs)) return gone();  // none sent
       ChoicePart p;
       p.index = i;
       ChatOutput& out = outputs_[i];
@@ -474,10 +479,24 @@ class Streamer {
   }
 
  private:
+  // Choice i's echoed prompt, once, as its first chunk of text; with the prompt's logprobs
+  // when the request asked for logprobs. False: the write failed.
+  bool echo(http::ChunkSink& sink, uint32_t i, const std::vector<text::TokenLogprob>& lps) {
+    if (a_.echo.empty() || echoed_[i]) return true;
+    echoed_[i] = true;
+    ChoicePart part;
+    part.index = i;
+    part.text = a_.echo;
+    if (a_.meta.logprobs) part.logprobs = prompt_entries(*a_.tok, a_.echo, lps);
+    const std::string s = chunk_event(a_.meta, part);
+    return sink.write(s.data(), s.size());
+  }
+
   Admitted a_;
   Collector collect_;
   ServeMetrics* metrics_;
   std::vector<ChatOutput> outputs_;  // per choice
+  std::vector<bool> echoed_;         // per choice: its echo went out
   bool started_ = false;
   bool finished_ = false;
 };

@@ -24,7 +24,9 @@ EngineRunner::EngineRunner(std::string name, std::unique_ptr<engine::Variant> v,
     auto it = live_.find(r.id);
     const text::TokenLogprob* lp =
         r.spec.sampling.logprobs >= 0 && !r.logprobs.empty() ? &r.logprobs.back() : nullptr;
-    if (it != live_.end() && it->second.cb.on_token && it->second.cb.on_token(tok, lp))
+    const auto* prompt_lp =
+        r.spec.prompt_logprobs && r.output.size() == 1 ? &r.prompt_logprobs : nullptr;
+    if (it != live_.end() && it->second.cb.on_token && it->second.cb.on_token(tok, lp, prompt_lp))
       stops_.push_back(r.id);
     if (observer_) observer_->on_token(name_, r);
     touched_.push_back(r.id);

@@ -38,10 +38,13 @@ struct Outcome {
 
 // Both run on the engine thread and must not block; on_finish runs exactly once per accepted
 // request (also when the runner is destroyed with the request unfinished). on_token gets the
-// token's logprob when the request asked for them (else null) and returns true to end the
+// token's logprob when the request asked for them (else null), with the first token the
+// prompt's logprobs when the spec asked for them (else null), and returns true to end the
 // request now (a stop string or stop token): it then finishes with reason stop.
 struct Callbacks {
-  std::function<bool(int32_t token, const text::TokenLogprob* logprob)> on_token;
+  std::function<bool(int32_t token, const text::TokenLogprob* logprob,
+                     const std::vector<text::TokenLogprob>* prompt_logprobs)>
+      on_token;
   std::function<void(const Outcome&)> on_finish;
 };
 

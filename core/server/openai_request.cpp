@@ -509,11 +509,6 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat,
   if (r.max_tokens && *r.max_tokens == 0 && !r.echo)
     invalid_value(r.max_tokens_param,
                   "0 is only allowed with 'echo' (the prompt scored, nothing generated).");
-  if (r.echo && r.logprobs >= 0 && r.stream)
-    throw ApiError(400,
-                   "'echo' with 'logprobs' is not supported when streaming: the prompt's "
-                   "logprobs come with the whole answer.",
-                   "invalid_request_error", "stream", "unsupported_parameter");
   if (!gbnf.empty() && !format_gbnf.empty())
     invalid_value("grammar", "give either 'grammar' or a JSON 'response_format', not both.");
   if (!gbnf.empty()) r.grammar = compile_gbnf(gbnf, "grammar");

@@ -40,8 +40,11 @@ std::string literal(const std::string& s) {
 }
 
 // Reasoning first where the template thinks (any "<" or "[" but the closing tag's first two
-// characters ends it), then `calls`.
+// characters ends it), or gpt-oss's analysis message, then `calls`.
 std::string root_rule(const OutputSyntax& syntax) {
+  if (syntax.channels)  // gpt-oss: an analysis message may come before the call
+    return "root ::= (\"<|channel|>analysis<|message|>\" thought \"<|end|><|start|>assistant\")? "
+           "calls\nthought ::= ([^<] | \"<\" [^|])*\n";
   if (!syntax.think) return "root ::= calls\n";
   const std::string open = literal(std::string(syntax.think_open)),
                     close = literal(std::string(syntax.think_close));
