@@ -11,6 +11,7 @@
 
 #include "grammar/matcher.h"
 #include "grammar/token_trie.h"
+#include "server/api_error.h"
 #include "server/chat_output.h"
 #include "server/choice_text.h"
 #include "server/openai_response.h"
@@ -345,6 +346,44 @@ TEST(ChatOutput, DeepSeekCallsInBothForms) {
            4);
   EXPECT_TRUE(r.calls.empty());
   EXPECT_EQ(r.content, "<｜tool▁call▁begin｜>f<｜tool▁sep｜>oops<｜tool▁call▁end｜>");
+}
+
+// DeepSeek V3.2 writes DSML: each invoke is a call once whole, its parameters typed by
+// string="true" (text as is) or "false" (JSON); a block that holds no invoke is text.
+TEST(ChatOutput, DeepSeekV32DsmlCalls) {
+  const std::string v32_template =
+      "{%- set dsml_token = '\uFF5CDSML\uFF5C' -%}{{- '<' + dsml_token + 'function_calls>' -}}";
+  const OutputSyntax s = output_syntax("{%- set dsml_token = '｜DSML｜' -%}...'</think>'...",
+                                       "<｜Assistant｜><think>", true);
+  EXPECT_EQ(s.calls, CallSyntax::dsml);
+  EXPECT_TRUE(s.opens_in_think);
+  EXPECT_EQ(output_syntax(v32_template, "", false).calls, CallSyntax::none);
+  const std::string answer =
+      "weighing</think>Let me check.\n\n<｜DSML｜function_calls>\n"
+      "<｜DSML｜invoke name=\"get_weather\">\n"
+      "<｜DSML｜parameter name=\"city\" string=\"true\">Oslo \"Norway\"</｜DSML｜parameter>\n"
+      "<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n"
+      "<｜DSML｜parameter name=\"units\" string=\"false\">[\"c\", \"f\"]</｜DSML｜parameter>\n"
+      "</｜DSML｜invoke>\n<｜DSML｜invoke name=\"get_time\">\n</｜DSML｜invoke>\n"
+      "</｜DSML｜function_calls>";
+  expect_read(s, answer, "weighing", "Let me check.\n\n",
+              {{"get_weather", R"({"city":"Oslo \"Norway\"","days":3,"units":["c","f"]})"},
+               {"get_time", "{}"}});
+  // Not an invoke: the block is text, tags and all; an unfinished invoke is no call.
+  const std::string bad = "<｜DSML｜function_calls>\nhello</｜DSML｜function_calls> after";
+  Read r = read(s, "</think>" + bad, 5);
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(r.content, bad);
+  r = read(s, "</think><｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜para", 3);
+  EXPECT_TRUE(r.calls.empty());
+  // A required call has no grammar for DSML yet: a 400 that says so.
+  try {
+    tool_call_grammar(s, nlohmann::ordered_json::array(), "", false);
+    FAIL() << "a required DSML call was taken";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "tool_choice");
+  }
 }
 
 // The grammar of tool_choice "required" takes the family's call and nothing else.

@@ -63,6 +63,18 @@ TEST(Jinja, EveryFeatureCaseRendersAsJinja2) {
   EXPECT_EQ(failed, 0u) << "of " << cases.size();
 }
 
+// llama.cpp's from_json filter (not Jinja2's; DeepSeek V3.2's template reads a call's string
+// arguments with it): the value the string encodes, keys in order; not JSON is an error naming
+// the line.
+TEST(Jinja, FromJsonIsLlamaCppsExtension) {
+  Object vars;
+  vars.set("args", Value(std::string(R"({"b": [1, "y"], "a": null})"), true));
+  EXPECT_EQ(render("{% set a = args | from_json %}{{ a.b[1] }} {{ a | tojson }}", vars),
+            R"(y {"b": [1, "y"], "a": null})");
+  EXPECT_EQ(render("\n{{ 'nope' | from_json }}", vars),
+            "error: template line 2: from_json: the string is not JSON");
+}
+
 TEST(Jinja, RealChatTemplatesRenderAsTransformers) {
   const Json ref = load("real_templates.json");
   std::map<std::string, Json> conversations;

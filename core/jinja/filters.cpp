@@ -8,6 +8,7 @@
 #include "jinja/error.h"
 #include "jinja/interpreter.h"
 #include "jinja/strings.h"
+#include "jinja/template.h"
 #include "jinja/utf8.h"
 
 namespace sy::jinja {
@@ -223,6 +224,16 @@ Value tojson(const Value& v, Call& c) {
   return Value(std::move(t));
 }
 
+// llama.cpp's extension, which DeepSeek V3.2's template uses on a call's arguments: the value
+// a JSON string encodes (from the caller's data when the string was).
+Value from_json_filter(const Value& v, Call& c) {
+  if (!v.is(Kind::string))
+    throw Error(c.line, "from_json: '" + std::string(v.type_name()) + "' object is not a string");
+  const auto j = nlohmann::ordered_json::parse(v.str(), nullptr, false);
+  if (j.is_discarded()) throw Error(c.line, "from_json: the string is not JSON");
+  return from_json(j, !v.text().data.empty());
+}
+
 Value indent(const Value& v, Call& c) {
   const Value& w = c.arg(0, "width");
   const Text pad = w.is(Kind::string)
@@ -430,6 +441,7 @@ const std::unordered_map<std::string_view, FilterFn>& filters() {
          return items.empty() ? Value() : items.front();
        }},
       {"float", float_filter},
+      {"from_json", from_json_filter},
       {"format", format},
       {"indent", indent},
       {"int", int_filter},

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/dsml_call.h"
 #include "server/harmony_output.h"
 
 namespace sy::server {
@@ -116,6 +117,8 @@ OutputSyntax output_syntax(std::string_view template_source, std::string_view pr
   else if (template_source.find(kMistralCalls) != std::string_view::npos) {
     s.calls = CallSyntax::mistral;
     s.args_tag = template_source.find(kMistralArgs) != std::string_view::npos;
+  } else if (template_source.find(dsml::kMarker) != std::string_view::npos) {
+    s.calls = CallSyntax::dsml;
   } else if (template_source.find(kDsCallBegin) != std::string_view::npos) {
     s.calls = CallSyntax::deepseek;
     s.fenced = template_source.find("```json") != std::string_view::npos;
@@ -393,6 +396,30 @@ bool ChatOutput::step_deepseek(Delta& d, bool final) {
   return true;
 }
 
+// Inside a DSML block: each invoke goes out as one call once it is whole. At the block's end
+// (or the text's), a block that gave no call is the text it was.
+bool ChatOutput::step_dsml(Delta& d, bool final) {
+  call_ += buf_;
+  buf_.clear();
+  dsml::Call c;
+  dsml::Next next = dsml::Next::more;
+  while (tail_ != Tail::whole && (next = dsml::next_invoke(call_, fed_, c)) == dsml::Next::call)
+    calls_.add(d.calls, std::move(c.name), std::move(c.arguments));
+  if (next == dsml::Next::other) tail_ = Tail::whole;  // no more invokes: wait for the end
+  const size_t end = call_.find(dsml::kCallsClose, fed_);
+  if (end == std::string::npos && !final) return false;
+  const size_t stop = end == std::string::npos ? call_.size() : end + dsml::kCallsClose.size();
+  if (calls_.count() == calls_at_tail_)
+    d.content += std::string(dsml::kCallsOpen) + call_.substr(0, stop);
+  buf_ = call_.substr(stop);
+  call_.clear();
+  fed_ = 0;
+  tail_ = Tail::start;
+  state_ = State::content;
+  trim_newlines_ = true;
+  return !buf_.empty();
+}
+
 void ChatOutput::step(Delta& d, bool final) {
   for (;;) {
     if (state_ == State::content && trim_newlines_) {
@@ -413,6 +440,10 @@ void ChatOutput::step(Delta& d, bool final) {
     }
     if (state_ == State::deepseek) {
       if (!step_deepseek(d, final)) return;
+      continue;
+    }
+    if (state_ == State::dsml) {
+      if (!step_dsml(d, final)) return;
       continue;
     }
     if (state_ == State::content && syntax_.calls == CallSyntax::llama3 && !said_) {
@@ -438,6 +469,7 @@ void ChatOutput::step(Delta& d, bool final) {
       if (syntax_.calls == CallSyntax::hermes) tags.push_back(kCallOpen);
       if (syntax_.calls == CallSyntax::mistral) tags.push_back(kMistralCalls);
       if (syntax_.calls == CallSyntax::deepseek) tags.push_back(kDsCallsBegin);
+      if (syntax_.calls == CallSyntax::dsml) tags.push_back(dsml::kCallsOpen);
       const auto [cut, tag, whole] = earliest_tag(buf_, tags);
       if (cut == std::string::npos || (!whole && final)) {
         emit(d, buf_);
@@ -455,9 +487,11 @@ void ChatOutput::step(Delta& d, bool final) {
         continue;
       }
       buf_.erase(0, cut + tag.size());
+      if (tag == dsml::kCallsOpen) calls_at_tail_ = calls_.count();
       state_ = tag == syntax_.think_open ? State::reasoning
                : tag == kCallOpen        ? State::call
-                                         : State::deepseek;
+               : tag == kDsCallsBegin    ? State::deepseek
+                                         : State::dsml;
       continue;
     }
     // reasoning

@@ -18,7 +18,7 @@
 
 namespace sy::server {
 
-enum class CallSyntax { none, hermes, mistral, llama3, deepseek, harmony };
+enum class CallSyntax { none, hermes, mistral, llama3, deepseek, harmony, dsml };
 
 struct OutputSyntax {
   bool think = false;           // split think_open...think_close into reasoning
@@ -76,7 +76,8 @@ class ChatOutput {
  private:
   // tail: everything from a Mistral [TOOL_CALLS] or a Llama 3 JSON answer to the end.
   // deepseek: between <｜tool▁calls▁begin｜> and its end, outside any one call.
-  enum class State { content, reasoning, call, tail, deepseek };
+  // dsml: inside DeepSeek V3.2's <｜DSML｜function_calls> block.
+  enum class State { content, reasoning, call, tail, deepseek, dsml };
   // How far a tail is read: before its first call, a Mistral name (up to [ARGS]), a JSON call
   // object, its arguments, after a list item ("}", then "," or "]"), after a Mistral piece (the
   // next [TOOL_CALLS]), done (the rest is ignored), or not streamable: read whole at the end.
@@ -84,6 +85,7 @@ class ChatOutput {
   void step(Delta& d, bool final);
   bool step_call(Delta& d, bool final);
   bool step_deepseek(Delta& d, bool final);
+  bool step_dsml(Delta& d, bool final);
   void enter_tail(size_t tag_size);
   void stream_tail(Delta& d);
   void stream_deepseek(Delta& d);
@@ -100,7 +102,7 @@ class ChatOutput {
   size_t fed_ = 0;    // how much of call_ is read
   Tail tail_ = Tail::start;
   bool list_ = false;         // a Mistral tail that is a JSON list
-  size_t calls_at_tail_ = 0;  // calls before the tail
+  size_t calls_at_tail_ = 0;  // calls before the tail, or before a DSML block
   CallStream calls_;
   bool trim_newlines_ = false;  // content right after </think> starts without its newlines
   bool said_ = false;           // content other than whitespace went out

@@ -175,6 +175,11 @@ std::shared_ptr<const grammar::Grammar> tool_call_grammar(const OutputSyntax& sy
                    "'tool_choice' 'required' or a named function needs a model whose chat "
                    "template writes tool calls; this one's does not.",
                    "invalid_request_error", "tool_choice", "unsupported_value");
+  if (syntax.calls == CallSyntax::dsml)
+    throw ApiError(400,
+                   "'tool_choice' 'required' or a named function is not supported for this "
+                   "model's calls (DeepSeek V3.2's DSML) yet; use 'auto'.",
+                   "invalid_request_error", "tool_choice", "unsupported_value");
   if (syntax.calls == CallSyntax::deepseek || syntax.calls == CallSyntax::harmony ||
       syntax.args_tag)
     return marked_call_grammar(syntax, tools, name, parallel);
