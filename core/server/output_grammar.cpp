@@ -39,25 +39,28 @@ std::string literal(const std::string& s) {
   return json(s).dump();
 }
 
-// Reasoning first where the template thinks (any "<" or "[" but the closing tag's first two
-// characters ends it), or gpt-oss's analysis message, then `calls`.
+// Text up to `close`: any character but its first, or its first not followed by its second.
+std::string thought_rule(std::string_view close) {
+  return std::string("thought ::= ([^") + close[0] + "] | \"" + close[0] + "\" [^" + close[1] +
+         "])*\n";
+}
+
+// Reasoning first where the template thinks, or gpt-oss's analysis message, then `calls`.
 std::string root_rule(const OutputSyntax& syntax) {
   if (syntax.channels)  // gpt-oss: an analysis message may come before the call
     return "root ::= (\"<|channel|>analysis<|message|>\" thought \"<|end|><|start|>assistant\")? "
-           "calls\nthought ::= ([^<] | \"<\" [^|])*\n";
+           "calls\n" +
+           thought_rule("<|end|>");
   if (!syntax.think) return "root ::= calls\n";
   const std::string open = literal(std::string(syntax.think_open)),
                     close = literal(std::string(syntax.think_close));
-  const char lead = syntax.think_close[0], slash = syntax.think_close[1];
-  const std::string thought =
-      std::string("thought ::= ([^") + lead + "] | \"" + lead + "\" [^" + slash + "])*\n";
+  const std::string thought = thought_rule(syntax.think_close);
   if (syntax.opens_in_think) return "root ::= thought " + close + " [ \\n]{0,4} calls\n" + thought;
   return "root ::= (" + open + " thought " + close + " [ \\n]{0,4})? calls\n" + thought;
 }
 
 // Calls whose name is markup and whose arguments follow it (DeepSeek, gpt-oss, Mistral's
-// [ARGS]): one alternative
-// per tool, the tool's name then its own parameters' grammar.
+// [ARGS]): one alternative per tool, the tool's name then its own parameters' grammar.
 std::shared_ptr<const grammar::Grammar> marked_call_grammar(const OutputSyntax& syntax,
                                                             const nlohmann::ordered_json& tools,
                                                             const std::string& name,

@@ -93,8 +93,7 @@ constexpr int32_t kBlock = 64;  // weights summed per block, so that a draw skip
 }  // namespace
 
 TokenLogprob token_logprob(const float* x, int32_t n, int32_t token, int32_t top) {
-  float max = kNegInf;
-  for (int32_t i = 0; i < n; ++i) max = std::max(max, clean(x[i]));
+  const float max = max_logit(x, n);
   double sum = 0;
   if (!std::isinf(max))
     for (int32_t i = 0; i < n; ++i) sum += std::exp(double(clean(x[i])) - double(max));
