@@ -383,6 +383,9 @@ TEST(ChatOutput, DeepSeekV32DsmlCalls) {
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 400);
     EXPECT_EQ(e.param, "tool_choice");
+    EXPECT_EQ(std::string(e.what()),
+              "'tool_choice' 'required' or a named function is not supported for this model's "
+              "calls (DeepSeek V3.2's DSML) yet; use 'auto'.");
   }
 }
 
