@@ -73,6 +73,8 @@ TEST(Jinja, FromJsonIsLlamaCppsExtension) {
             R"(y {"b": [1, "y"], "a": null})");
   EXPECT_EQ(render("\n{{ 'nope' | from_json }}", vars),
             "error: template line 2: from_json: the string is not JSON");
+  EXPECT_EQ(render("{{ 3 | from_json }}", vars),
+            "error: template line 1: from_json: 'int' object is not a string");
 }
 
 TEST(Jinja, RealChatTemplatesRenderAsTransformers) {
