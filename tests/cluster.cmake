@@ -1,6 +1,13 @@
 # Scale-out: the Inference Gateway's metric contract and /health states, vLLM's KV events over
 # ZeroMQ, and (below) a real two-replica cluster behind HAProxy.
-foreach(t test_gateway test_kv_events)
+if(NOT SWITCHYARD_SERVER)
+  return()
+endif()
+set(scale_tests test_gateway)
+if(SWITCHYARD_KV_EVENTS)
+  list(APPEND scale_tests test_kv_events)
+endif()
+foreach(t ${scale_tests})
   switchyard_add_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t}.cpp LIBS switchyard_server switchyard_modelgen)
   add_dependencies(${t} switchyard_scheduler_fixed_window switchyard_scheduler_dynamic switchyard_backend_cpu_ref)
 endforeach()
@@ -11,6 +18,9 @@ add_dependencies(test_cluster_bench switchyard_scheduler_dynamic switchyard_back
 # Two replicas behind HAProxy with Prometheus, on loopback (scripts/cluster.sh): traffic through
 # the frontend, promtool on every replica's /metrics, a replica killed mid-traffic, a rolling
 # reload. One process, one cluster, the tests in order (so not split per test).
+if(NOT SWITCHYARD_CLUSTER_TESTS)
+  return()
+endif()
 add_executable(test_cluster ${CMAKE_CURRENT_SOURCE_DIR}/test_cluster.cpp)
 target_link_libraries(test_cluster PRIVATE GTest::gtest_main switchyard_bench switchyard_server)
 target_compile_definitions(test_cluster PRIVATE

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "server/kv_events_config.h"
 #include "server/serve_config.h"
 
 namespace {
@@ -112,6 +113,22 @@ TEST(ServeConfig, ErrorsNameFileLineColumnAndKey) {
       error_of(
           "[serve]\nshadow = { variant = \"default\", fraction = 1 }\n[model]\npath = \"m\"\n"),
       "s.toml:2:10: serve.shadow: a shadow needs [[variants]] to compare against");
+}
+
+// A build without ZeroMQ (SWITCHYARD_KV_EVENTS off) refuses the table where it stands, not at
+// the first publish; a build with it reads the table.
+TEST(ServeConfig, KvEventsTableNeedsABuildWithKvEvents) {
+  const std::string text = "[serve]\nport = 0\nkv_events = { endpoint = \"tcp://*:6000\" }\n" +
+                           std::string("[[variants]]\nname = \"a\"\n") + kVariant;
+  if (sy::server::kv_events_built()) {
+    const auto kv = parse_serve_config(text, "s.toml").serve.kv_events;
+    EXPECT_EQ(kv.value_or(sy::server::KvEventsConfig{}).endpoint, "tcp://*:6000");
+  } else {
+    EXPECT_EQ(error_of(text),
+              "s.toml:3:13: serve.kv_events: this build has no KV cache events (configure with "
+              "-DSWITCHYARD_KV_EVENTS=ON, which needs libzmq3-dev, cppzmq-dev and "
+              "libmsgpack-cxx-dev)");
+  }
 }
 
 TEST(ServeConfig, VariantErrorsKeepTheirPositions) {

@@ -14,7 +14,9 @@ switchyard_add_test(test_triage SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_triage.
   LIBS switchyard_engine switchyard_modelgen)
 add_dependencies(test_triage switchyard_router_triage_rules switchyard_router_old_minor
   switchyard_router_faulty switchyard_backend_cpu_ref switchyard_scheduler_fixed_window)
-switchyard_add_test(test_triage_shadow SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_triage_shadow.cpp
-  LIBS switchyard_server switchyard_modelgen)
-add_dependencies(test_triage_shadow switchyard_router_triage_rules switchyard_backend_cpu_ref
-  switchyard_scheduler_fixed_window)
+if(SWITCHYARD_SERVER)
+  switchyard_add_test(test_triage_shadow SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_triage_shadow.cpp
+    LIBS switchyard_server switchyard_modelgen)
+  add_dependencies(test_triage_shadow switchyard_router_triage_rules switchyard_backend_cpu_ref
+    switchyard_scheduler_fixed_window)
+endif()

@@ -61,7 +61,7 @@ void serve_replay(zmq::socket_t& router,
 }  // namespace
 
 KvEventPublisher::KvEventPublisher(KvEventsConfig c)
-    : cfg_(std::move(c)), ctx_(std::make_unique<zmq::context_t>(1)) {
+    : cfg_(std::move(c)), ctx_(std::make_shared<zmq::context_t>(1)) {
   if (!cfg_.medium.empty()) medium_ = cfg_.medium;
   KvEvent cleared;
   cleared.kind = KvEvent::Kind::cleared;

@@ -65,7 +65,9 @@ class KvEventPublisher : public model::BlockObserver {
   const KvEventsConfig cfg_;
   std::optional<std::string> medium_;
   std::string bound_, replay_bound_;
-  std::unique_ptr<zmq::context_t> ctx_;  // the sockets live on the publisher thread
+  // The sockets live on the publisher thread. Shared, not unique: a shared_ptr's deleter is bound
+  // where it is made, so a build without ZeroMQ (server/kv_events_off.cpp) can destroy it.
+  std::shared_ptr<zmq::context_t> ctx_;
   mutable std::mutex mu_;
   std::condition_variable cv_, sent_cv_;
   std::vector<KvEvent> pending_;

@@ -4,7 +4,16 @@
 
 namespace sy::server {
 
+bool kv_events_built() {
+  return SY_KV_EVENTS;
+}
+
 KvEventsConfig read_kv_events(const std::string& origin, const toml::table& t) {
+  if (!kv_events_built())
+    throw ConfigError(where(origin, t.source()) +
+                      ": serve.kv_events: this build has no KV cache events (configure with "
+                      "-DSWITCHYARD_KV_EVENTS=ON, which needs libzmq3-dev, cppzmq-dev and "
+                      "libmsgpack-cxx-dev)");
   KvEventsConfig c;
   TableReader r(origin, t, "serve.kv_events.");
   r.read_string("endpoint", c.endpoint);

@@ -21,7 +21,12 @@ struct KvEventsConfig {
   std::string medium;  // "" = nil (the engine's own KV cache)
 };
 
-// Throws ConfigError("<origin>:<line>:<col>: serve.kv_events.<key>: <problem>").
+// Whether this build publishes KV events (SWITCHYARD_KV_EVENTS: ZeroMQ and msgpack were found).
+bool kv_events_built();
+
+// Throws ConfigError("<origin>:<line>:<col>: serve.kv_events.<key>: <problem>"), and
+// ConfigError("<origin>:<line>:<col>: serve.kv_events: this build has no KV cache events ...")
+// for the whole table in a build without them.
 KvEventsConfig read_kv_events(const std::string& origin, const toml::table& t);
 
 }  // namespace sy::server
