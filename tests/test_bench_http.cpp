@@ -12,6 +12,7 @@
 
 #include "bench/http_client.h"
 #include "bench/http_driver.h"
+#include "switchyard/common/error.h"
 
 using namespace sy::bench;
 
@@ -116,17 +117,17 @@ TEST(BenchHttp, ParsesUrls) {
   u = parse_url("http://box");
   EXPECT_EQ(u.port, 80);
   EXPECT_EQ(u.path, "/");
-  EXPECT_THROW(parse_url("http://:80/"), std::invalid_argument);
+  EXPECT_THROW(parse_url("http://:80/"), sy::Error);
   try {
     parse_url("https://box/v1");
     FAIL();
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_STREQ(e.what(), "endpoint 'https://box/v1' must start with http:// (no TLS)");
   }
   try {
     parse_url("http://box:99999/");
     FAIL();
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_STREQ(e.what(), "endpoint 'http://box:99999/' has a bad port '99999'");
   }
 }

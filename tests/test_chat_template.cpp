@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "switchyard/common/error.h"
 #include "text/chat_template.h"
 #include "text/conversation.h"
 
@@ -243,7 +244,7 @@ TEST(ChatTemplate, ResolveAndRefuse) {
             "expression (no '}}')); chats use the built-in 'chatml' format its markers name");
   EXPECT_EQ(ChatTemplate::resolve("", std::string("zephyr")).format(), ChatFormat::zephyr);
   EXPECT_EQ(ChatTemplate::resolve("", std::nullopt).format(), ChatFormat::chatml);
-  EXPECT_THROW(ChatTemplate::resolve("gemma9", std::nullopt), std::invalid_argument);
+  EXPECT_THROW(ChatTemplate::resolve("gemma9", std::nullopt), sy::Error);
   const ChatTemplate bad =
       ChatTemplate::resolve("", std::string("{% for m in messages %}<<{{ m['role'] }}>>\n"
                                             "{{ m['content'] }}{% endfor"));
@@ -270,7 +271,7 @@ TEST(ChatTemplate, ConversationErrorsNameTheField) {
   auto why = [](const char* text) {
     try {
       conversation_from_json(nlohmann::ordered_json::parse(text));
-    } catch (const std::invalid_argument& e) {
+    } catch (const sy::Error& e) {
       return std::string(e.what());
     }
     return std::string("accepted");

@@ -7,6 +7,7 @@
 #include "bench/compare_config.h"
 #include "bench/progress.h"
 #include "server_fixture.h"
+#include "switchyard/common/error.h"
 
 namespace {
 
@@ -51,7 +52,7 @@ TEST(ClusterBench, CompletionsUrlFillsInThePath) {
   EXPECT_EQ(sy::bench::completions_url("http://127.0.0.1:8080/"),
             "http://127.0.0.1:8080/v1/completions");
   EXPECT_EQ(sy::bench::completions_url("http://h:1/v1/completions"), "http://h:1/v1/completions");
-  EXPECT_THROW(sy::bench::completions_url("127.0.0.1:8080"), std::invalid_argument);
+  EXPECT_THROW(sy::bench::completions_url("127.0.0.1:8080"), sy::Error);
 }
 
 TEST(ClusterBench, ProbesAtFractionsOfTheModelsRateAndMeasuresEach) {

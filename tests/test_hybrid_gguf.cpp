@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "model/model_desc.h"
 #include "modelgen/generator.h"
+#include "switchyard/common/error.h"
 
 namespace fs = std::filesystem;
 using sy::model::ModelShape;
@@ -263,7 +264,7 @@ TEST(HybridGguf, Q8NeedsWholeBlocksInEveryMatrix) {
     sy::model::write_random_model(sy::model::preset_shape("mamba-tiny"), "q8_0", 1,
                                   fs::path(testing::TempDir()) / "never.gguf");
     FAIL();
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_EQ(std::string(e.what()), "q8_0 needs ssm_dt_rank to be a multiple of 32, it is 4");
   }
 }

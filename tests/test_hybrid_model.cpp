@@ -23,6 +23,7 @@
 #include "modelgen/generator.h"
 #include "naive_hybrid.h"
 #include "nmse.h"
+#include "switchyard/common/error.h"
 #include "tiny_model.h"
 
 namespace fs = std::filesystem;
@@ -224,7 +225,7 @@ TEST(HybridModel, RefusesMissingOrSharedStateSlots) {
     try {
       m.model->forward(in, *m.cache);
       ADD_FAILURE() << "no error";
-    } catch (const std::logic_error& e) {
+    } catch (const sy::Bug& e) {
       EXPECT_EQ(std::string(e.what()), msg);
     }
   };
@@ -284,7 +285,7 @@ TEST(HybridModel, ExpertsPerTokenOverrideChangesTheActiveExperts) {
     std::vector<int32_t> blocks;
     ASSERT_TRUE(m.cache->pool().allocate(1, blocks));
     sy::model::SeqInput bad{toks.data(), 2, 0, &blocks, true, 0, 5};
-    EXPECT_THROW(m.model->forward({bad}, *m.cache), std::invalid_argument);
+    EXPECT_THROW(m.model->forward({bad}, *m.cache), sy::Error);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "model/ssm_calls.h"
 #include "model/state_snapshots.h"
+#include "switchyard/common/error.h"
 #include "tiny_model.h"
 
 using sy::model::StateSnapshots;
@@ -35,8 +36,8 @@ TEST(StateSnapshots, ReservePublishPinAndEvictColdBeforeRestored) {
   s.unpin(a);
   EXPECT_EQ(s.in_use(), 0u);
   EXPECT_EQ(s.pin(999), -1);
-  EXPECT_THROW(s.unpin(a), std::logic_error);
-  EXPECT_THROW(s.publish(3), std::logic_error);  // not a snapshot slot
+  EXPECT_THROW(s.unpin(a), sy::Bug);
+  EXPECT_THROW(s.publish(3), sy::Bug);  // not a snapshot slot
 }
 
 TEST(StateSnapshots, DropUnlessKeepsPinnedOnes) {
@@ -82,7 +83,7 @@ TEST(SsmCalls, OneCallWithoutSnapshotsSplitAtInnerSnapshotPoints) {
   EXPECT_EQ(calls[1].copies, (std::vector<std::pair<int32_t, int32_t>>{{1, 8}, {2, 9}}));
   const std::vector<sy::model::StateSnapshot> bad = {{5, 7}, {5, 8}};
   seqs[1].snapshots = &bad;
-  EXPECT_THROW(sy::model::ssm_calls(seqs), std::logic_error);
+  EXPECT_THROW(sy::model::ssm_calls(seqs), sy::Bug);
 }
 
 namespace {

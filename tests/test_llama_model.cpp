@@ -11,6 +11,7 @@
 #include "modelgen/generator.h"
 #include "naive_llama.h"
 #include "nmse.h"
+#include "switchyard/common/error.h"
 #include "tiny_model.h"
 
 namespace fs = std::filesystem;
@@ -214,7 +215,7 @@ TEST(Engine, RejectsRequestsThatCanNeverRun) {
   try {
     e.submit(spec);
     FAIL();
-  } catch (const std::invalid_argument& ex) {
+  } catch (const sy::Error& ex) {
     EXPECT_EQ(std::string(ex.what()), "prompt is empty");
   }
   spec.prompt = std::vector<int32_t>(500, 3);
@@ -222,7 +223,7 @@ TEST(Engine, RejectsRequestsThatCanNeverRun) {
   try {
     e.submit(spec);
     FAIL();
-  } catch (const std::invalid_argument& ex) {
+  } catch (const sy::Error& ex) {
     EXPECT_EQ(std::string(ex.what()),
               "prompt of 500 tokens + max_new_tokens 13 exceeds the context of 512");
   }
@@ -230,7 +231,7 @@ TEST(Engine, RejectsRequestsThatCanNeverRun) {
   try {
     e.submit(spec);
     FAIL();
-  } catch (const std::invalid_argument& ex) {
+  } catch (const sy::Error& ex) {
     EXPECT_EQ(std::string(ex.what()), "prompt token id 1000 outside the vocab");
   }
 }

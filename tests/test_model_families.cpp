@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "model/model_desc.h"
 #include "nmse.h"
+#include "switchyard/common/error.h"
 #include "tiny_model.h"
 
 namespace fs = std::filesystem;
@@ -215,7 +216,7 @@ TEST(FamilyShapeRefusals, Gemma4SharedKvAndSharedExpert) {
   auto error_of = [](sy::model::ModelShape s) -> std::string {
     try {
       sy::model::describe_shape(s);
-    } catch (const std::invalid_argument& e) {
+    } catch (const sy::Error& e) {
       return e.what();
     }
     return "(described)";

@@ -8,6 +8,7 @@
 
 #include "gguf/gguf.h"
 #include "modelgen/generator.h"
+#include "switchyard/common/error.h"
 #include "text/tokenizer.h"
 #include "vocab_reference.h"
 
@@ -56,7 +57,7 @@ TEST(ModelgenVocab, RefusesAnotherSize) {
   try {
     write_random_model(s, "f32", 3, out);
     FAIL() << "a size other than the vocabulary's was taken";
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_EQ(std::string(e.what()),
               "n_vocab is 4096 but " + kVocab.string() + " has 128256 tokens");
   }

@@ -4,6 +4,7 @@
 
 #include "host/host_api.h"
 #include "model/kv_cache.h"
+#include "switchyard/common/error.h"
 #include "tiny_model.h"
 
 using sy::model::BlockPool;
@@ -42,7 +43,7 @@ TEST(BlockPool, SharedBlocksAreReferenceCountedAndFreedToZero) {
   for (int32_t blk = 0; blk < 8; ++blk) EXPECT_EQ(pool.ref_count(blk), 0u);
   EXPECT_EQ(pool.free_count(), 8u);
   EXPECT_EQ(pool.match(chain, 3), 3u);  // still cached after everyone released
-  EXPECT_THROW(pool.release(b = {0}), std::logic_error) ;
+  EXPECT_THROW(pool.release(b = {0}), sy::Bug);
 }
 
 TEST(BlockPool, EvictsLeastRecentlyReleasedCachedBlocksOnlyWhenPlainBlocksRunOut) {

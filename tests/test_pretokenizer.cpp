@@ -6,6 +6,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "switchyard/common/error.h"
 #include "text/pretokenizer.h"
 #include "text/regex.h"
 #include "text/unicode.h"
@@ -71,7 +72,7 @@ TEST(Regex, SyntaxErrorsNameTheProblem) {
   auto error = [](const char* p) -> std::string {
     try {
       Regex r(p);
-    } catch (const std::invalid_argument& e) {
+    } catch (const sy::Error& e) {
       return e.what();
     }
     return "(accepted)";

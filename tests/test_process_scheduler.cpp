@@ -7,6 +7,7 @@
 #include "engine_run.h"
 #include "host/plan_wire.h"
 #include "host/process_scheduler.h"
+#include "switchyard/common/error.h"
 
 namespace fs = std::filesystem;
 using sy::test::counter;
@@ -63,7 +64,7 @@ TEST(ProcessScheduler, PlansLikeTheSamePluginInProcess) {
   try {
     s->plugin();
     FAIL() << "an isolated scheduler has no in-process plugin";
-  } catch (const std::logic_error& e) {
+  } catch (const sy::Bug& e) {
     EXPECT_EQ(std::string(e.what()),
               "scheduler fixed_window runs in a child process, not in this one");
   }

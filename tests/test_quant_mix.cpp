@@ -13,6 +13,7 @@
 #include "modelgen/quant_mix.h"
 #include "reference_data.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/common/error.h"
 #include "switchyard/common/file_type.h"
 
 namespace {
@@ -98,7 +99,7 @@ TEST(QuantMixAgainstLlamaQuantize, PureTypesEveryMatrixInTheBaseType) {
   try {
     sy::model::write_random_model(odd, "q4_k_m", 11, p, true);
     ADD_FAILURE() << "a pure file with rows of 800 values was written";
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_STREQ(e.what(),
                  "--pure: blk.0.ffn_down.weight has rows of 800 values, not whole "
                  "blocks of Q4_K (256)");
@@ -199,13 +200,13 @@ TEST(QuantMix, FileTypesOfWholeBlocksRefuseOtherRows) {
   try {
     write(sy::model::preset_shape("mamba-tiny"), "q4_0", 1);
     FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_STREQ(e.what(), "q4_0 needs ssm_dt_rank to be a multiple of 32, it is 4");
   }
   try {
     write(tiny_llama(), "q4_k_xl", 1);
     FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_EQ(std::string(e.what()),
               "unknown dtype 'q4_k_xl' (expected f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, "
               "q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, "

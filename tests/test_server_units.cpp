@@ -9,6 +9,7 @@
 #include "server/openai_request.h"
 #include "server/router.h"
 #include "server/shadow.h"
+#include "switchyard/common/error.h"
 
 namespace {
 
@@ -32,8 +33,8 @@ TEST(Registry, RendersCountersGaugesAndCumulativeHistograms) {
             "x:latency_seconds_count{v=\"a\"} 4\n"
             "# HELP x:requests_total Requests.\n# TYPE x:requests_total counter\n"
             "x:requests_total{v=\"a\\\"b\"} 2\n");
-  EXPECT_THROW(r.inc("x:depth", {}), std::logic_error);
-  EXPECT_THROW(r.observe("x:nope", {}, 1), std::logic_error);
+  EXPECT_THROW(r.inc("x:depth", {}), sy::Bug);
+  EXPECT_THROW(r.observe("x:nope", {}, 1), sy::Bug);
   r.clear("x:depth");
   EXPECT_EQ(r.value("x:depth", {}), 0);
 }

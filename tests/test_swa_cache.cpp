@@ -7,6 +7,7 @@
 
 #include "engine_workload.h"
 #include "model/flat_batch.h"
+#include "switchyard/common/error.h"
 
 namespace {
 
@@ -92,7 +93,7 @@ TEST(WindowPool, ThePassNeedsAWindowTableThatCoversItsWindow) {
   const std::vector<int32_t> toks(4, 1), blocks(7, 0);
   std::vector<int32_t> window = {-1, 0, 1, 2, 3, 4, 5};
   sy::model::SeqInput in{toks.data(), 4, 24, &blocks, true, 0};
-  EXPECT_THROW(sy::model::flatten_batch({in}, 4, 10, false, true, 20), std::logic_error);
+  EXPECT_THROW(sy::model::flatten_batch({in}, 4, 10, false, true, 20), sy::Bug);
   in.window_blocks = &window;  // position 24 sees [5, 27]: blocks 1..6
   const auto bt = sy::model::flatten_batch({in}, 4, 10, false, true, 20);
   EXPECT_EQ(bt.window_slots, (std::vector<int32_t>{20, 21, 22, 23}));  // block 5 at index 6
@@ -101,7 +102,7 @@ TEST(WindowPool, ThePassNeedsAWindowTableThatCoversItsWindow) {
   try {
     sy::model::flatten_batch({in}, 4, 10, false, true, 20);
     FAIL() << "a window table without block 1 was accepted";
-  } catch (const std::logic_error& e) {
+  } catch (const sy::Bug& e) {
     EXPECT_STREQ(e.what(), "forward: sequence's sliding-window table lacks a block of its window");
   }
 }
@@ -116,7 +117,7 @@ TEST(WindowPool, TheEngineRefusesAPoolThatCouldRunShortAndPrefixCaching) {
   try {
     sy::engine::Engine e(*m.model, *m.cache, s, lim);
     FAIL() << "a pool of 10 blocks was accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_STREQ(e.what(), "the sliding-window KV pool has 10 blocks; 4 sequences need 15");
   }
   lim.max_seqs = 2;  // 9 blocks
@@ -124,7 +125,7 @@ TEST(WindowPool, TheEngineRefusesAPoolThatCouldRunShortAndPrefixCaching) {
   try {
     sy::engine::Engine e(*m.model, *m.cache, s, lim);
     FAIL() << "prefix caching was accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const sy::Error& e) {
     EXPECT_STREQ(e.what(), "prefix caching needs the sliding-window layers' full cache");
   }
 }

@@ -10,6 +10,7 @@
 #include "bench/http_driver.h"
 #include "bench/progress.h"
 #include "config/config.h"
+#include "switchyard/common/error.h"
 
 namespace sy::bench {
 namespace {
@@ -102,8 +103,8 @@ ClusterRow measure_cluster(const CompareConfig& cfg, const std::string& variant,
   row.model_per_replica_rate = cap.estimate.per_replica_rate;
   row.model_replicas = cap.estimate.replicas;
   if (row.model_per_replica_rate <= 0)
-    throw std::runtime_error("the capacity model found no rate within the SLO (" +
-                             cap.estimate.reason + "): nothing to compare the cluster with");
+    throw sy::Error("the capacity model found no rate within the SLO (" + cap.estimate.reason +
+                    "): nothing to compare the cluster with");
   const std::string url = completions_url(endpoint);
   DriverOptions o;
   o.timeout_s = cfg.run.timeout_s;

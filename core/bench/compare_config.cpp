@@ -5,6 +5,7 @@
 #include "bench/http_client.h"
 #include "config/toml_reader.h"
 #include "config/variants.h"
+#include "switchyard/common/error.h"
 
 namespace sy::bench {
 namespace {
@@ -225,7 +226,7 @@ CompareConfig parse_compare(const std::string& text, const std::string& origin) 
         r.read_string("endpoint", remote.back().first);
         try {
           parse_url(remote.back().first);
-        } catch (const std::invalid_argument& e) {
+        } catch (const Error& e) {
           r.fail(*vt.get("endpoint"), "endpoint", e.what());
         }
         r.read_string("served_model", remote.back().second);

@@ -10,6 +10,7 @@
 #include "bench/rng.h"
 #include "engine/engine_loop.h"
 #include "host/host_api.h"
+#include "switchyard/common/error.h"
 
 namespace sy::bench {
 namespace {
@@ -37,8 +38,9 @@ void warm_up(engine::Engine& eng, const std::vector<WorkItem>& items, uint32_t n
     s.max_new_tokens = std::min<uint32_t>(s.max_new_tokens, 4);
     try {
       eng.submit(std::move(s));
-    } catch (const std::invalid_argument&) {
-      // The timed run reports it.
+    } catch (const Error& e) {
+      if (e.status() != SY_ERR_INVALID_ARG) throw;
+      // A request the engine refuses: the timed run reports it.
     }
   }
   eng.run_until_idle();
@@ -118,7 +120,8 @@ class Replay : public engine::WorkSource {
             eng.submit(spec_of(items_[next_], opt_.ignore_eos), t0_ + items_[next_].arrival_ns);
         inflight_.push_back(id);
         index_of_[id] = next_;
-      } catch (const std::invalid_argument& e) {
+      } catch (const Error& e) {
+        if (e.status() != SY_ERR_INVALID_ARG) throw;
         RequestRecord& rec = log_.requests[next_];
         rec.simple = items_[next_].simple;
         rec.prompt_len = static_cast<uint32_t>(items_[next_].prompt.size());

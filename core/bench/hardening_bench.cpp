@@ -20,6 +20,7 @@
 
 #include "bench/free_port.h"
 #include "host/host_api.h"
+#include "switchyard/common/error.h"
 
 extern char** environ;
 
@@ -194,7 +195,7 @@ HardeningReport run_hardening_bench(const HardeningOptions& o) {
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, o.exe.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("cannot start " + o.exe);
+  if (rc != 0) throw sy::Error(SY_ERR_UNAVAILABLE, "cannot start " + o.exe);
   struct Child {
     pid_t pid;
     ~Child() {
@@ -206,7 +207,7 @@ HardeningReport run_hardening_bench(const HardeningOptions& o) {
   for (int i = 0; !health_ok(rep.port, 1000); ++i) {
     int st;
     if (i > 1200 || ::waitpid(pid, &st, WNOHANG) == pid)
-      throw std::runtime_error("the server did not start; see " + o.log_path);
+      throw sy::Error(SY_ERR_UNAVAILABLE, "the server did not start; see " + o.log_path);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   const std::string good = post("/v1/completions", R"({"prompt": "warm up", "max_tokens": 4})");

@@ -1,5 +1,7 @@
 #include "bench/http_client.h"
 
+#include "switchyard/common/error.h"
+
 #include <httplib.h>
 
 #include <cstdlib>
@@ -11,7 +13,7 @@ namespace sy::bench {
 Url parse_url(const std::string& url) {
   const std::string scheme = "http://";
   if (url.rfind(scheme, 0) != 0)
-    throw std::invalid_argument("endpoint '" + url + "' must start with http:// (no TLS)");
+    throw sy::Error("endpoint '" + url + "' must start with http:// (no TLS)");
   Url u;
   const std::string rest = url.substr(scheme.size());
   const size_t slash = rest.find('/');
@@ -19,13 +21,13 @@ Url parse_url(const std::string& url) {
   if (slash != std::string::npos) u.path = rest.substr(slash);
   const size_t colon = authority.rfind(':');
   u.host = authority.substr(0, colon);
-  if (u.host.empty()) throw std::invalid_argument("endpoint '" + url + "' has no host");
+  if (u.host.empty()) throw sy::Error("endpoint '" + url + "' has no host");
   if (colon != std::string::npos) {
     const std::string port = authority.substr(colon + 1);
     char* end = nullptr;
     const long p = std::strtol(port.c_str(), &end, 10);
     if (port.empty() || *end || p < 1 || p > 65535)
-      throw std::invalid_argument("endpoint '" + url + "' has a bad port '" + port + "'");
+      throw sy::Error("endpoint '" + url + "' has a bad port '" + port + "'");
     u.port = static_cast<uint16_t>(p);
   }
   return u;
@@ -68,8 +70,10 @@ int HttpClient::post(const std::string& path, const std::string& body,
   if (res) return res->status;
   const std::string where = url_.host + ":" + std::to_string(url_.port);
   if (res.error() == httplib::Error::Connection)
-    throw std::runtime_error("cannot connect to " + where + ": " + httplib::to_string(res.error()));
-  throw std::runtime_error("request to " + where + " failed: " + httplib::to_string(res.error()));
+    throw sy::Error(SY_ERR_UNAVAILABLE,
+                    "cannot connect to " + where + ": " + httplib::to_string(res.error()));
+  throw sy::Error(SY_ERR_UNAVAILABLE,
+                  "request to " + where + " failed: " + httplib::to_string(res.error()));
 }
 
 int http_post(const Url& url, const std::string& body, double timeout_s,

@@ -6,6 +6,7 @@
 
 #include "bench/report.h"
 #include "bench/svg.h"
+#include "switchyard/common/error.h"
 
 namespace sy::bench {
 namespace {
@@ -112,7 +113,7 @@ std::vector<std::filesystem::path> write_report(const BenchReport& r,
     const auto p = dir / name;
     std::ofstream out(p, std::ios::binary);
     out << text;
-    if (!out) throw std::runtime_error(p.string() + ": cannot write");
+    if (!out) throw sy::Error(SY_ERR_UNAVAILABLE, p.string() + ": cannot write");
     written.push_back(p);
   };
   put("report.json", report_json(r));

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "bench/rng.h"
+#include "switchyard/common/error.h"
 
 namespace sy::bench {
 
@@ -62,7 +63,7 @@ struct TraceRow {
 
 std::vector<TraceRow> read_trace(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open trace file");
+  if (!in) throw sy::Error(SY_ERR_NOT_FOUND, path + ": cannot open trace file");
   std::vector<TraceRow> rows;
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
@@ -75,28 +76,30 @@ std::vector<TraceRow> read_trace(const std::string& path) {
     std::getline(ss, c, ',');
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
     TraceRow r{};
+    long pl = 0, ol = 0;
     try {
-      size_t used = 0;
-      r.arrival_s = std::stod(a, &used);
-      const long pl = std::stol(p), ol = std::stol(o);
-      if (pl < 1 || ol < 1) throw std::invalid_argument("length");
-      r.prompt_len = static_cast<uint32_t>(pl);
-      r.output_len = static_cast<uint32_t>(ol);
-    } catch (const std::exception&) {
-      throw std::runtime_error(where +
-                               "expected 'arrival_s,prompt_len,output_len[,class]' with "
-                               "lengths >= 1, got '" +
-                               line + "'");
+      r.arrival_s = std::stod(a);
+      pl = std::stol(p);
+      ol = std::stol(o);
+    } catch (const std::exception&) {  // std::stod's and std::stol's
     }
+    if (pl < 1 || ol < 1) {
+      throw sy::Error(where +
+                      "expected 'arrival_s,prompt_len,output_len[,class]' with "
+                      "lengths >= 1, got '" +
+                      line + "'");
+    }
+    r.prompt_len = static_cast<uint32_t>(pl);
+    r.output_len = static_cast<uint32_t>(ol);
     c.erase(std::remove_if(c.begin(), c.end(), ::isspace), c.end());
     if (c != "" && c != "simple" && c != "complex")
-      throw std::runtime_error(where + "class must be 'simple' or 'complex', got '" + c + "'");
+      throw sy::Error(where + "class must be 'simple' or 'complex', got '" + c + "'");
     if (!rows.empty() && r.arrival_s < rows.back().arrival_s)
-      throw std::runtime_error(where + "arrival times must not decrease");
+      throw sy::Error(where + "arrival times must not decrease");
     r.simple = c == "simple";
     rows.push_back(r);
   }
-  if (rows.empty()) throw std::runtime_error(path + ": trace has no requests");
+  if (rows.empty()) throw sy::Error(path + ": trace has no requests");
   return rows;
 }
 

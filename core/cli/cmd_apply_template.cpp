@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "gguf/gguf.h"
+#include "switchyard/common/error.h"
 #include "text/chat_template.h"
 #include "text/conversation.h"
 
@@ -15,7 +16,7 @@ namespace {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
+  if (!in) throw sy::Error(SY_ERR_NOT_FOUND, "cannot read " + path);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -39,12 +40,12 @@ int cmd_apply_template(int argc, char** argv) {
   if (model_path.empty() == template_path.empty())
     throw UsageError("give exactly one of a GGUF file or --template T.jinja");
   const auto json = nlohmann::ordered_json::parse(read_file(conversation_path), nullptr, false);
-  if (json.is_discarded()) throw std::runtime_error(conversation_path + ": not valid JSON");
+  if (json.is_discarded()) throw sy::Error(conversation_path + ": not valid JSON");
   text::Conversation c;
   try {
     c = text::conversation_from_json(json);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(conversation_path + ": " + e.what());
+  } catch (const Error& e) {
+    throw sy::Error(conversation_path + ": " + e.what());
   }
   text::ChatTemplate t;
   if (!template_path.empty()) {

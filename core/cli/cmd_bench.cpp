@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "host/log.h"
+#include "switchyard/common/error.h"
 
 namespace sy::cli {
 namespace {
@@ -44,8 +45,7 @@ int cluster_bench(const BenchOptions& a, bench::CompareConfig cfg, const std::st
   const bench::BenchReport report = bench::run_bench(cfg, progress);
   bench::write_report(report, out);
   const bench::VariantResult& v = report.variants.front();
-  if (!v.skip_reason.empty())
-    throw std::runtime_error("variant '" + v.name + "': " + v.skip_reason);
+  if (!v.skip_reason.empty()) throw sy::Error("variant '" + v.name + "': " + v.skip_reason);
   bench::ClusterRow row = bench::measure_cluster(cfg, v.name, *v.capacity, endpoint,
                                                  static_cast<uint32_t>(replicas), progress);
   const auto rows = bench::merge_cluster_rows(std::filesystem::path(out) / "cluster.json", row);

@@ -29,6 +29,7 @@
 #include "modelgen/generator.h"
 #include "modelgen/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
 #include "switchyard/common/dtype.h"
+#include "switchyard/common/error.h"
 
 namespace sy::cli {
 namespace {
@@ -151,7 +152,7 @@ Figures measure(engine::Variant& v, uint32_t prompt_len, uint32_t decode_tokens,
   std::vector<int32_t> blocks;
   const uint32_t total = depth + prompt_len + decode_tokens;
   if (!v.cache->pool().allocate(v.cache->blocks_for(total), blocks))
-    throw std::runtime_error("KV cache too small for the benchmark");
+    throw sy::Error("KV cache too small for the benchmark");
   std::vector<int32_t> prompt(depth + prompt_len);
   for (uint32_t i = 0; i < depth + prompt_len; ++i) prompt[i] = 3 + (i * 7) % 256;
   // A model with recurrent layers keeps the sequence's state in slot 0 (the engine's one slot).

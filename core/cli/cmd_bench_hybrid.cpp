@@ -27,6 +27,7 @@
 #include "model/model.h"
 #include "modelgen/generator.h"
 #include "modelgen/generator_detail.h"  // file_type: the names mkmodel --dtype accepts
+#include "switchyard/common/error.h"
 
 namespace sy::cli {
 namespace {
@@ -100,7 +101,7 @@ std::vector<float> prefill(Loaded& m, const std::vector<int32_t>& toks,
 PrefillFigures measure_prefill(Loaded& m, uint32_t len, uint32_t chunk) {
   std::vector<int32_t> blocks;
   if (!m.cache->pool().allocate(m.cache->blocks_for(len), blocks))
-    throw std::runtime_error("KV cache too small");
+    throw sy::Error("KV cache too small");
   PrefillFigures f;
   f.len = len;
   const int64_t t0 = now_ns();
@@ -127,7 +128,7 @@ DecodeFigures measure_decode(Loaded& m, uint32_t batch, uint32_t len, uint32_t s
   std::vector<int32_t> tok(batch);
   for (uint32_t b = 0; b < batch; ++b) {
     if (!m.cache->pool().allocate(m.cache->blocks_for(len + steps), blocks[b]))
-      throw std::runtime_error("KV cache too small");
+      throw sy::Error("KV cache too small");
     const auto logits = prefill(m, prompt(len, b), blocks[b], int32_t(b), chunk);
     tok[b] = argmax(logits.data(), logits.size());
   }

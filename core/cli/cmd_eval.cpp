@@ -13,6 +13,7 @@
 #include "host/plugin_host.h"
 #include "model/evaluate.h"
 #include "model/model.h"
+#include "switchyard/common/error.h"
 
 namespace sy::cli {
 namespace {
@@ -42,7 +43,7 @@ void write_logits(const std::string& path, const std::vector<float>& logits) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(logits.data()),
             static_cast<std::streamsize>(logits.size() * sizeof(float)));
-  if (!out) throw std::runtime_error("cannot write " + path);
+  if (!out) throw sy::Error(SY_ERR_UNAVAILABLE, "cannot write " + path);
 }
 
 }  // namespace
@@ -71,8 +72,8 @@ int cmd_eval(int argc, char** argv) {
   const PluginHost host(dirs);
   Backend backend(host.load(SY_PLUGIN_BACKEND, backend_name), Params{});
   if (!backend.device().available)
-    throw std::runtime_error("backend " + backend.plugin().name() + " reports no usable device (" +
-                             backend.device().name + ")");
+    throw sy::Error(SY_ERR_DEVICE, "backend " + backend.plugin().name() +
+                                       " reports no usable device (" + backend.device().name + ")");
   auto file = gguf::File::open(model_path);
   auto model = model::load_model(*file, backend);
   const model::Evaluation ev = model::evaluate(*model, backend, tokens, n_greedy);

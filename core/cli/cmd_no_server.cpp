@@ -3,12 +3,14 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "switchyard/common/error.h"
 
 namespace sy::cli {
 namespace {
 
 [[noreturn]] void no_server() {
-  throw std::runtime_error("this build has no HTTP server (configure with -DSWITCHYARD_SERVER=ON)");
+  throw sy::Error(SY_ERR_UNSUPPORTED,
+                  "this build has no HTTP server (configure with -DSWITCHYARD_SERVER=ON)");
 }
 
 }  // namespace

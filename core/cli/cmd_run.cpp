@@ -9,6 +9,7 @@
 #include "engine/variant.h"
 #include "host/host_api.h"
 #include "host/log.h"
+#include "switchyard/common/error.h"
 
 namespace sy::cli {
 namespace {
@@ -74,7 +75,8 @@ int cmd_run(int argc, char** argv) {
                "Schedulers decide"};
 
   auto v = engine::Variant::build(cfg);
-  if (!v->tokenizer) throw std::runtime_error(cfg.model.path + " has no text vocabulary; cannot run text prompts");
+  if (!v->tokenizer)
+    throw sy::Error(cfg.model.path + " has no text vocabulary; cannot run text prompts");
   text::SamplingParams sp;
   sp.temperature = temperature.value_or(cfg.sampling.temperature);
   sp.top_k = top_k.value_or(cfg.sampling.top_k);

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "gguf/gguf.h"
+#include "switchyard/common/error.h"
 #include "text/tokenizer.h"
 
 namespace sy::cli {
@@ -28,7 +29,7 @@ int cmd_tokenize(int argc, char** argv) {
     throw UsageError("give exactly one of --text T or --file F");
   if (app.count("--file")) {
     std::ifstream in(text_file, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + text_file);
+    if (!in) throw sy::Error(SY_ERR_NOT_FOUND, "cannot read " + text_file);
     std::ostringstream ss;
     ss << in.rdbuf();
     text = ss.str();

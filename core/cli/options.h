@@ -7,12 +7,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "switchyard/common/error.h"
+
 namespace sy::cli {
 
 // A bad command line: main prints "switchyard <command>: <message>" and exits 2.
-class UsageError : public std::runtime_error {
+class UsageError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // A command's parser, named "switchyard <command>" in its help and errors; every option's

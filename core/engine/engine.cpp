@@ -48,13 +48,13 @@ Engine::Engine(model::Model& model, model::KvCache& cache, Scheduler& scheduler,
   if (cache.windowed()) {
     // Window blocks are not keyed: a prefix hit could not restore the window before it.
     if (lim_.prefix_caching)
-      throw std::invalid_argument("prefix caching needs the sliding-window layers' full cache");
+      throw sy::Error("prefix caching needs the sliding-window layers' full cache");
     const uint32_t need = model::KvCache::window_pool_size(cache.window(), cache.block_size(),
                                                            lim_.max_seqs, lim_.max_batch_tokens);
     if (cache.window_pool().total() < need)
-      throw std::invalid_argument(
-          "the sliding-window KV pool has " + std::to_string(cache.window_pool().total()) +
-          " blocks; " + std::to_string(lim_.max_seqs) + " sequences need " + std::to_string(need));
+      throw sy::Error("the sliding-window KV pool has " +
+                      std::to_string(cache.window_pool().total()) + " blocks; " +
+                      std::to_string(lim_.max_seqs) + " sequences need " + std::to_string(need));
   }
   if (lim_.max_context == 0 || lim_.max_context > model.info().n_ctx)
     lim_.max_context = model.info().n_ctx;
@@ -90,18 +90,18 @@ Engine::~Engine() {
 }
 
 uint64_t Engine::submit(RequestSpec spec, int64_t arrival_ns) {
-  if (spec.prompt.empty()) throw std::invalid_argument("prompt is empty");
+  if (spec.prompt.empty()) throw sy::Error("prompt is empty");
   // max_new_tokens 0: the prompt is computed (and scored), nothing is generated.
   const uint64_t total = spec.prompt.size() + uint64_t(spec.max_new_tokens);
   if (total > lim_.max_context)
-    throw std::invalid_argument("prompt of " + std::to_string(spec.prompt.size()) +
-                                " tokens + max_new_tokens " + std::to_string(spec.max_new_tokens) +
-                                " exceeds the context of " + std::to_string(lim_.max_context));
+    throw sy::Error("prompt of " + std::to_string(spec.prompt.size()) +
+                    " tokens + max_new_tokens " + std::to_string(spec.max_new_tokens) +
+                    " exceeds the context of " + std::to_string(lim_.max_context));
   if (cache_.blocks_for(static_cast<uint32_t>(total)) > cache_.pool().total())
-    throw std::invalid_argument("request needs more KV blocks than the cache has");
+    throw sy::Error("request needs more KV blocks than the cache has");
   for (int32_t t : spec.prompt)
     if (t < 0 || t >= static_cast<int32_t>(model_.info().n_vocab))
-      throw std::invalid_argument("prompt token id " + std::to_string(t) + " outside the vocab");
+      throw sy::Error("prompt token id " + std::to_string(t) + " outside the vocab");
   auto r = std::make_unique<Request>();
   r->id = next_id_++;
   if (triage) {  // after the checks: a refused request is never routed
@@ -166,7 +166,7 @@ void Engine::admit(Request& r, int64_t now) {
     if (snapshots_ && r.view_hit_blocks > 0) {
       // The plan was made on this snapshot and nothing evicts between plan and admission.
       r.restore_slot = snapshots_->pin(r.hashes[r.view_hit_blocks - 1]);
-      if (r.restore_slot < 0) throw std::logic_error("admitted on a state snapshot that is gone");
+      if (r.restore_slot < 0) throw sy::Bug("admitted on a state snapshot that is gone");
       count("state_cache_restores", 1);
     }
     count("prefix_cache_query_tokens", r.known_tokens());

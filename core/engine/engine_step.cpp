@@ -107,6 +107,8 @@ Engine::PlannedStep Engine::plan_step() {
     }
     planned = true;
     validate(view, plan);
+  } catch (const Bug&) {
+    throw;  // ours, not the plugin's: the fallback would hide it
   } catch (const Error& e) {
     error = planned ? e.what() : std::string("plan failed: ") + e.what();
   }
@@ -164,10 +166,10 @@ void Engine::apply(PlannedStep& p) {
     const uint32_t pos0 = r->planned_computed();
     const uint32_t want = cache_.blocks_for(pos0 + e.num_tokens);
     if (want > r->blocks.size() && !cache_.pool().allocate(want - r->blocks.size(), r->blocks))
-      throw std::logic_error("validated plan ran out of KV blocks");
+      throw sy::Bug("validated plan ran out of KV blocks");
     // The window pool is sized so that it cannot run short (KvCache::window_pool_size).
     if (cache_.windowed() && !cache_.advance_window(r->window_blocks, pos0, pos0 + e.num_tokens))
-      throw std::logic_error("the sliding-window layers' KV pool ran out");
+      throw sy::Bug("the sliding-window layers' KV pool ran out");
     p.batch.members.push_back({r->id, pos0, e.num_tokens});
   }
   peak_blocks_ = std::max(peak_blocks_, cache_.pool().total() - cache_.pool().free_count());

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "host/log.h"
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 namespace fs = std::filesystem;
@@ -73,13 +74,12 @@ void ensure_model_file(const ModelConfig& m, const fs::path& models_dir,
   if (fs::exists(fs::symlink_status(target))) return;  // only a missing file is generated
   // Symbolic links inside the models directory must not lead out of it either.
   if (!ours || !inside(fs::weakly_canonical(root), fs::weakly_canonical(target)))
-    throw std::runtime_error(origin + ": model.generate: " + m.path +
-                             " is outside the models directory " + root.string() +
-                             "; generate writes only there (set models_dir to change it)");
+    throw sy::Error(origin + ": model.generate: " + m.path + " is outside the models directory " +
+                    root.string() + "; generate writes only there (set models_dir to change it)");
   if (!model_file_maker())
-    throw std::runtime_error(origin + ": model.generate: " + m.path +
-                             " is missing and this program cannot write models (no model "
-                             "generator registered)");
+    throw sy::Error(origin + ": model.generate: " + m.path +
+                    " is missing and this program cannot write models (no model "
+                    "generator registered)");
   fs::create_directories(target.parent_path());
   // Written under a private name, then linked into place: link() never replaces a file that
   // appeared meanwhile (another process generating the same model).
@@ -88,8 +88,8 @@ void ensure_model_file(const ModelConfig& m, const fs::path& models_dir,
   if (::link(partial.c_str(), target.c_str()) != 0 && errno != EEXIST) {
     const int e = errno;
     fs::remove(partial);
-    throw std::runtime_error(origin + ": model.generate: cannot create " + m.path + ": " +
-                             std::strerror(e));
+    throw sy::Error(SY_ERR_UNAVAILABLE,
+                    origin + ": model.generate: cannot create " + m.path + ": " + std::strerror(e));
   }
   fs::remove(partial);
 }

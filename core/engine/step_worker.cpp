@@ -1,5 +1,7 @@
 #include "engine/step_worker.h"
 
+#include "switchyard/common/error.h"
+
 #include <stdexcept>
 
 namespace sy::engine {
@@ -18,7 +20,7 @@ StepWorker::~StepWorker() {
 
 void StepWorker::start(std::function<void()> job) {
   std::lock_guard<std::mutex> lk(mu_);
-  if (busy_) throw std::logic_error("StepWorker::start: a job is still running");
+  if (busy_) throw sy::Bug("StepWorker::start: a job is still running");
   job_ = std::move(job);
   busy_ = true;
   cv_.notify_all();

@@ -1,5 +1,7 @@
 #include "host/log.h"
 
+#include "switchyard/common/error.h"
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <stdexcept>
@@ -20,8 +22,8 @@ std::shared_ptr<spdlog::logger> logger() {
 void set_log_level(const std::string& level) {
   auto lvl = spdlog::level::from_str(level);
   if (lvl == spdlog::level::off && level != "off")
-    throw std::invalid_argument("unknown log level '" + level +
-                                "' (expected trace, debug, info, warn, error or off)");
+    throw sy::Error("unknown log level '" + level +
+                    "' (expected trace, debug, info, warn, error or off)");
   logger()->set_level(lvl);
 }
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "host/plugin_call.h"
+#include "switchyard/common/error.h"
 
 namespace sy {
 namespace {
@@ -43,8 +44,7 @@ Scheduler::Scheduler(std::string name, std::unique_ptr<SchedulerImpl> impl)
 Scheduler::~Scheduler() = default;
 
 const Plugin& Scheduler::plugin() const {
-  if (!plugin_)
-    throw std::logic_error("scheduler " + name_ + " runs in a child process, not in this one");
+  if (!plugin_) throw sy::Bug("scheduler " + name_ + " runs in a child process, not in this one");
   return *plugin_;
 }
 

@@ -10,13 +10,14 @@
 #include "model/blocks/ops.h"
 #include "model/load_table.h"
 #include "model/ssm_calls.h"
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 namespace {
 
 const Arch& arch_of(const ModelDesc& d) {
   const Arch* a = find_arch(d.arch);
-  if (!a) throw std::logic_error("no descriptor for " + d.arch);
+  if (!a) throw sy::Bug("no descriptor for " + d.arch);
   return *a;
 }
 
@@ -192,12 +193,10 @@ std::vector<float> DecoderModel::forward(const std::vector<SeqInput>& seqs, KvCa
     std::set<int32_t> used_slots;
     for (const SeqInput& s : seqs) {
       if (s.state_slot < 0 || static_cast<uint32_t>(s.state_slot) >= state_.n_slots())
-        throw std::logic_error("forward: state_slot " + std::to_string(s.state_slot) +
-                               " outside the " + std::to_string(state_.n_slots()) +
-                               " reserved recurrent-state slots");
+        throw sy::Bug("forward: state_slot " + std::to_string(s.state_slot) + " outside the " +
+                      std::to_string(state_.n_slots()) + " reserved recurrent-state slots");
       if (!used_slots.insert(s.state_slot).second)
-        throw std::logic_error("forward: two sequences share state_slot " +
-                               std::to_string(s.state_slot));
+        throw sy::Bug("forward: two sequences share state_slot " + std::to_string(s.state_slot));
       bt.state_slots.push_back(s.state_slot);
     }
     check_snapshot_slots(seqs, used_slots, state_.n_slots());

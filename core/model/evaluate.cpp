@@ -4,19 +4,20 @@
 #include <stdexcept>
 
 #include "model/kv_cache.h"
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 
 Evaluation evaluate(Model& model, Backend& backend, const std::vector<int32_t>& prompt,
                     uint32_t n_greedy) {
-  if (prompt.empty()) throw std::invalid_argument("evaluate: the prompt is empty");
+  if (prompt.empty()) throw sy::Error("evaluate: the prompt is empty");
   const ModelInfo& mi = model.info();
   const uint32_t total = static_cast<uint32_t>(prompt.size()) + n_greedy;
   constexpr uint32_t kBlock = 16;
   KvCache cache(backend, mi.kv_row_widths, kBlock, (total + kBlock - 1) / kBlock);
   std::vector<int32_t> blocks;
   if (!cache.pool().allocate(cache.blocks_for(total), blocks))
-    throw std::logic_error("evaluate: KV cache too small");
+    throw sy::Bug("evaluate: KV cache too small");
   model.reserve_state_slots(1);
   Evaluation ev;
   SeqInput in{prompt.data(), static_cast<uint32_t>(prompt.size()), 0, &blocks, true, 0};

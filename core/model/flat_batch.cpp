@@ -1,5 +1,7 @@
 #include "model/flat_batch.h"
 
+#include "switchyard/common/error.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -11,13 +13,13 @@ namespace {
 // A sliding-window table must hold a block from the window of the sequence's first token to its
 // last token.
 void check_window_table(const SeqInput& s, uint32_t block_size, uint32_t window) {
-  if (!s.window_blocks) throw std::logic_error("forward: a sequence has no sliding-window table");
+  if (!s.window_blocks) throw sy::Bug("forward: a sequence has no sliding-window table");
   const std::vector<int32_t>& t = *s.window_blocks;
   const uint32_t first = s.pos0 >= window ? (s.pos0 - window + 1) / block_size : 0;
   const uint32_t end = (s.pos0 + s.n_tokens + block_size - 1) / block_size;
   if (end > t.size() ||
       std::any_of(t.begin() + first, t.begin() + end, [](int32_t b) { return b < 0; }))
-    throw std::logic_error("forward: sequence's sliding-window table lacks a block of its window");
+    throw sy::Bug("forward: sequence's sliding-window table lacks a block of its window");
 }
 
 }  // namespace
@@ -30,9 +32,9 @@ FlatBatch flatten_batch(const std::vector<SeqInput>& seqs, uint32_t block_size, 
   const bool windowed = paged && window > 0;
   if (paged) {
     for (const auto& s : seqs) {
-      if (!s.blocks) throw std::logic_error("forward: a sequence has no block table");
+      if (!s.blocks) throw sy::Bug("forward: a sequence has no block table");
       if ((s.pos0 + s.n_tokens + block_size - 1) / block_size > s.blocks->size())
-        throw std::logic_error("forward: sequence's block table is too short for its tokens");
+        throw sy::Bug("forward: sequence's block table is too short for its tokens");
       bt.max_blocks = std::max<uint32_t>(bt.max_blocks, s.blocks->size());
       if (windowed) check_window_table(s, block_size, window);
     }
@@ -49,8 +51,7 @@ FlatBatch flatten_batch(const std::vector<SeqInput>& seqs, uint32_t block_size, 
     for (uint32_t i = 0; i < s.n_tokens; ++i) {
       const int32_t p = static_cast<int32_t>(s.pos0 + i);
       if (s.tokens[i] < 0 || s.tokens[i] >= static_cast<int32_t>(n_vocab))
-        throw std::out_of_range("forward: token id " + std::to_string(s.tokens[i]) +
-                                " outside the vocab");
+        throw sy::Error("forward: token id " + std::to_string(s.tokens[i]) + " outside the vocab");
       if (s.want_logits && (all_logits || s.all_logits || i + 1 == s.n_tokens))
         bt.out_rows.push_back(bt.n_tokens());
       bt.ids.push_back(s.tokens[i]);

@@ -1,5 +1,7 @@
 #include "model/kv_cache.h"
 
+#include "switchyard/common/error.h"
+
 #include <stdexcept>
 #include <vector>
 
@@ -58,7 +60,7 @@ void BlockPool::release(std::vector<int32_t>& blocks) {
   // evicted before its head.
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     const int32_t b = *it;
-    if (ref_[b] == 0) throw std::logic_error("BlockPool: block released twice");
+    if (ref_[b] == 0) throw sy::Bug("BlockPool: block released twice");
     if (--ref_[b] > 0) continue;
     if (keyed_[b]) lru_pos_[b] = lru_.insert(lru_.end(), b);
     else free_.push_back(b);
@@ -112,7 +114,7 @@ BlockPool::~BlockPool() {
 uint32_t kv_dtype_from_name(const std::string& name) {
   if (name == "f32") return SY_DTYPE_F32;
   if (name == "f16") return SY_DTYPE_F16;
-  throw std::invalid_argument("KV cache dtype '" + name + "': expected f32 or f16");
+  throw sy::Error("KV cache dtype '" + name + "': expected f32 or f16");
 }
 
 uint32_t kv_elem_bytes(uint32_t dtype) {
@@ -122,11 +124,13 @@ uint32_t kv_elem_bytes(uint32_t dtype) {
 void check_kv_dtype(const Backend& backend, uint32_t dtype) {
   if (dtype == SY_DTYPE_F32) return;
   if (dtype != SY_DTYPE_F16)
-    throw std::runtime_error("KV cache dtype " + std::to_string(dtype) + " is not F32 or F16");
+    throw sy::Error(SY_ERR_UNSUPPORTED,
+                    "KV cache dtype " + std::to_string(dtype) + " is not F32 or F16");
   // device_info's kv_dtypes (ABI 1.3); a plugin older than 1.3 leaves it 0: F32 only.
   if (!((backend.device().kv_dtypes >> SY_DTYPE_F16) & 1u))
-    throw std::runtime_error("backend " + backend.plugin().name() +
-                             " does not support an F16 KV cache ([engine] kv_dtype = \"f16\")");
+    throw sy::Error(SY_ERR_UNSUPPORTED,
+                    "backend " + backend.plugin().name() +
+                        " does not support an F16 KV cache ([engine] kv_dtype = \"f16\")");
 }
 
 KvCache::KvCache(Backend& backend, uint32_t n_layer, uint32_t row_width, uint32_t block_size,
@@ -144,11 +148,11 @@ KvCache::KvCache(Backend& backend, const std::vector<uint32_t>& row_widths, uint
   layer_window_.assign(row_widths.size(), false);
   if (window.blocks) {
     if (window.windows.size() != row_widths.size())
-      throw std::logic_error("KvCache: a window per layer is needed");
+      throw sy::Bug("KvCache: a window per layer is needed");
     for (size_t l = 0; l < row_widths.size(); ++l) {
       if (!window.windows[l]) continue;
       if (window_ && window.windows[l] != window_)
-        throw std::logic_error("KvCache: the windowed layers' windows differ");
+        throw sy::Bug("KvCache: the windowed layers' windows differ");
       window_ = window.windows[l];
       layer_window_[l] = true;
     }

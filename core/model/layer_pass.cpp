@@ -1,5 +1,7 @@
 #include "model/layer_pass.h"
 
+#include "switchyard/common/error.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -19,8 +21,8 @@ sy_tensor Scratch::f32(std::initializer_list<int64_t> ne) {
   const uint64_t at = used_;
   const uint64_t end = at + (n + 15) / 16 * 16;  // 64-byte steps
   if (end > cap_)
-    throw std::logic_error("scratch arena of " + std::to_string(cap_) + " floats is too small (" +
-                           std::to_string(end) + " needed): a block's scratch size is wrong");
+    throw sy::Bug("scratch arena of " + std::to_string(cap_) + " floats is too small (" +
+                  std::to_string(end) + " needed): a block's scratch size is wrong");
   used_ = end;
   return make_tensor(*buf_, SY_DTYPE_F32, ne, at * sizeof(float));
 }
@@ -32,7 +34,7 @@ sy_tensor view(const sy_tensor& t, std::initializer_list<int64_t> ne) {
   for (int64_t d : ne) v.ne[i++] = d, n *= d;
   for (; i < 4; ++i) v.ne[i] = 1;
   for (int k = 0; k < 4; ++k) m *= t.ne[k];
-  if (n != m) throw std::logic_error("view: element counts differ");
+  if (n != m) throw sy::Bug("view: element counts differ");
   return v;
 }
 

@@ -1,5 +1,7 @@
 #include "model/ssm_calls.h"
 
+#include "switchyard/common/error.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -19,9 +21,8 @@ std::vector<SsmCall> ssm_calls(const std::vector<SeqInput>& seqs) {
     if (s.snapshots)
       for (const StateSnapshot& snap : *s.snapshots) {
         if (snap.after <= last || snap.after > s.n_tokens)
-          throw std::logic_error("forward: snapshot after token " + std::to_string(snap.after) +
-                                 " of a " + std::to_string(s.n_tokens) +
-                                 "-token chunk (points must ascend within it)");
+          throw sy::Bug("forward: snapshot after token " + std::to_string(snap.after) + " of a " +
+                        std::to_string(s.n_tokens) + "-token chunk (points must ascend within it)");
         last = snap.after;
         if (snap.after == s.n_tokens) {
           at_end.emplace_back(s.state_slot, snap.slot);
@@ -45,9 +46,9 @@ void check_snapshot_slots(const std::vector<SeqInput>& seqs, const std::set<int3
                           uint32_t n_slots) {
   auto check = [&](int32_t slot, const char* what) {
     if (slot < 0 || static_cast<uint32_t>(slot) >= n_slots || running.count(slot))
-      throw std::logic_error(std::string("forward: ") + what + " slot " + std::to_string(slot) +
-                             " is not a free one of the " + std::to_string(n_slots) +
-                             " reserved recurrent-state slots");
+      throw sy::Bug(std::string("forward: ") + what + " slot " + std::to_string(slot) +
+                    " is not a free one of the " + std::to_string(n_slots) +
+                    " reserved recurrent-state slots");
   };
   for (const SeqInput& s : seqs) {
     if (s.restore_from >= 0) check(s.restore_from, "restore");

@@ -1,5 +1,7 @@
 #include "model/state_snapshots.h"
 
+#include "switchyard/common/error.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -13,7 +15,7 @@ StateSnapshots::StateSnapshots(int32_t first_slot, uint32_t capacity)
 uint32_t StateSnapshots::index(int32_t slot) const {
   const int64_t i = int64_t(slot) - first_;
   if (i < 0 || i >= int64_t(slots_.size()))
-    throw std::logic_error("StateSnapshots: slot " + std::to_string(slot) + " is not a snapshot slot");
+    throw sy::Bug("StateSnapshots: slot " + std::to_string(slot) + " is not a snapshot slot");
   return static_cast<uint32_t>(i);
 }
 
@@ -47,7 +49,7 @@ void StateSnapshots::unpin(int32_t slot) {
   const uint32_t i = index(slot);
   Slot& s = slots_[i];
   if (s.state != State::published || s.pins == 0)
-    throw std::logic_error("StateSnapshots: unpin of a snapshot that is not pinned");
+    throw sy::Bug("StateSnapshots: unpin of a snapshot that is not pinned");
   if (--s.pins == 0) enqueue(i);
 }
 
@@ -79,7 +81,7 @@ int32_t StateSnapshots::reserve(BlockHash h) {
 void StateSnapshots::publish(int32_t slot) {
   const uint32_t i = index(slot);
   if (slots_[i].state != State::reserved)
-    throw std::logic_error("StateSnapshots: publish of a slot that was not reserved");
+    throw sy::Bug("StateSnapshots: publish of a slot that was not reserved");
   slots_[i].state = State::published;
   enqueue(i);
 }
@@ -88,7 +90,7 @@ void StateSnapshots::abandon(int32_t slot) {
   const uint32_t i = index(slot);
   Slot& s = slots_[i];
   if (s.state != State::reserved)
-    throw std::logic_error("StateSnapshots: abandon of a slot that was not reserved");
+    throw sy::Bug("StateSnapshots: abandon of a slot that was not reserved");
   by_key_.erase(s.key);
   s = Slot{};
   free_.push_back(i);

@@ -114,9 +114,9 @@ const sy_tensor& WeightMap::permuted(const sy_tensor& t, const std::vector<int64
   const uint64_t rb = dtype::row_bytes(t.dtype, t.ne[0]);
   const int64_t rows = t.ne[1];
   if (static_cast<int64_t>(perm.size()) != rows)
-    throw std::logic_error("permuted: the permutation has " + std::to_string(perm.size()) +
-                           " rows, the matrix " + std::to_string(rows));
-  if (t.buffer != buf_->handle()) throw std::logic_error("permuted: not a tensor of the file");
+    throw sy::Bug("permuted: the permutation has " + std::to_string(perm.size()) +
+                  " rows, the matrix " + std::to_string(rows));
+  if (t.buffer != buf_->handle()) throw sy::Bug("permuted: not a tensor of the file");
   const uint8_t* src = base_ + t.offset;
   std::vector<uint8_t> bytes(rb * static_cast<uint64_t>(rows));
   for (int64_t r = 0; r < rows; ++r)

@@ -4,12 +4,13 @@
 
 #include "modelgen/generator_detail.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/common/error.h"
 
 namespace sy::model::detail {
 namespace {
 
 [[noreturn]] void bad(const std::string& why) {
-  throw std::invalid_argument(why);
+  throw sy::Error(why);
 }
 
 void check_heads(const ModelShape& s) {

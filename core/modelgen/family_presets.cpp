@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "modelgen/generator_detail.h"
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 namespace detail {
@@ -336,7 +337,7 @@ uint32_t scaled(uint32_t v, double f, uint32_t multiple) {
 }  // namespace
 
 ModelShape scale_shape(ModelShape s, double f) {
-  if (!(f > 0.0) || f > 1.0) throw std::invalid_argument("scale must be in (0, 1]");
+  if (!(f > 0.0) || f > 1.0) throw sy::Error("scale must be in (0, 1]");
   if (f == 1.0) return s;
   // Widths shrink with f, in whole 32-value blocks; head counts shrink (the head size stays),
   // keeping their ratios; layers, experts and the vocabulary stay.

@@ -10,6 +10,7 @@
 #include "modelgen/quant_mix.h"
 #include "modelgen/tables.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/common/error.h"
 #include "text/tokenizer.h"
 
 namespace sy::model {
@@ -17,8 +18,7 @@ namespace detail {
 
 const dtype::FileType& file_type(const std::string& d) {
   if (const dtype::FileType* f = dtype::find_file_type(d)) return *f;
-  throw std::invalid_argument("unknown dtype '" + d + "' (expected " + dtype::file_type_names() +
-                              ")");
+  throw sy::Error("unknown dtype '" + d + "' (expected " + dtype::file_type_names() + ")");
 }
 
 void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name,
@@ -28,9 +28,8 @@ void check_whole_blocks(const dtype::FileType& ft, const std::string& dtype_name
   if (dtype::block_elems(ft.base) != dtype::kQ8Block) return;
   for (size_t i = 0; i < n_dims; ++i)
     if (dims[i].second % dtype::kQ8Block)
-      throw std::invalid_argument(dtype_name + " needs " + dims[i].first +
-                                  " to be a multiple of 32, it is " +
-                                  std::to_string(dims[i].second));
+      throw sy::Error(dtype_name + " needs " + dims[i].first + " to be a multiple of 32, it is " +
+                      std::to_string(dims[i].second));
 }
 
 bool is_source_type(const dtype::FileType& ft) {
@@ -49,8 +48,8 @@ void write_vocab(gguf::Writer& w, const ModelShape& s) {
   if (!s.vocab.empty()) {
     const uint32_t n = vocab_size(s.vocab);
     if (n != s.n_vocab)
-      throw std::invalid_argument("n_vocab is " + std::to_string(s.n_vocab) + " but " + s.vocab +
-                                  " has " + std::to_string(n) + " tokens");
+      throw sy::Error("n_vocab is " + std::to_string(s.n_vocab) + " but " + s.vocab + " has " +
+                      std::to_string(n) + " tokens");
     const auto file = gguf::File::open(s.vocab);
     for (const auto& [key, value] : file->metadata())
       if (key.starts_with("tokenizer.")) w.set(key, value);
@@ -75,7 +74,7 @@ uint32_t vocab_size(const std::filesystem::path& path) {
   const auto file = gguf::File::open(path);
   const gguf::Value* tokens = file->find("tokenizer.ggml.tokens");
   if (!tokens || tokens->array.empty())
-    throw std::invalid_argument(path.string() + " has no tokenizer.ggml.tokens");
+    throw sy::Error(path.string() + " has no tokenizer.ggml.tokens");
   return static_cast<uint32_t>(tokens->array.size());
 }
 
@@ -107,7 +106,7 @@ ModelShape preset_shape(const std::string& name) {
   if (detail::family_preset(name, s)) return s;
   std::string known;
   for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown preset '" + name + "' (known: " + known + ")");
+  throw sy::Error("unknown preset '" + name + "' (known: " + known + ")");
 }
 
 std::vector<std::string> preset_names() {

@@ -6,6 +6,7 @@
 
 #include "modelgen/generator_detail.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 namespace {
@@ -125,9 +126,9 @@ uint32_t QuantMix::type_for(const std::string& name, int64_t ne0) const {
   if (dtype::block_elems(ftype_.base) == 1) return ftype_.base;  // F32, F16, BF16: no mixing
   if (pure_) {
     if (ne0 % dtype::block_elems(ftype_.base))
-      throw std::invalid_argument("--pure: " + name + " has rows of " + std::to_string(ne0) +
-                                  " values, not whole blocks of " + dtype::name(ftype_.base) +
-                                  " (" + std::to_string(dtype::block_elems(ftype_.base)) + ")");
+      throw sy::Error("--pure: " + name + " has rows of " + std::to_string(ne0) +
+                      " values, not whole blocks of " + dtype::name(ftype_.base) + " (" +
+                      std::to_string(dtype::block_elems(ftype_.base)) + ")");
     return ftype_.base;
   }
   uint32_t t = chosen(name, ne0);
@@ -151,9 +152,9 @@ uint32_t QuantMix::type_for(const std::string& name, int64_t ne0) const {
       t = SY_DTYPE_Q8_0;
       break;
     default:
-      throw std::invalid_argument(std::string(dtype::name(t)) + " needs rows of whole " +
-                                  std::to_string(dtype::block_elems(t)) + "-value blocks but " +
-                                  name + " has ne[0] = " + std::to_string(ne0));
+      throw sy::Error(std::string(dtype::name(t)) + " needs rows of whole " +
+                      std::to_string(dtype::block_elems(t)) + "-value blocks but " + name +
+                      " has ne[0] = " + std::to_string(ne0));
   }
   return ne0 % dtype::block_elems(t) == 0 ? t : (uint32_t)SY_DTYPE_F16;
 }

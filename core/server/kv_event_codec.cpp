@@ -1,5 +1,7 @@
 #include "server/kv_event_codec.h"
 
+#include "switchyard/common/error.h"
+
 #include <msgpack.hpp>
 #include <stdexcept>
 
@@ -79,7 +81,7 @@ void pack_event(Packer& p, const KvEvent& e, KvEventEncoding enc) {
 }
 
 [[noreturn]] void bad(const std::string& what) {
-  throw std::runtime_error("malformed KV event batch: " + what);
+  throw sy::Error("malformed KV event batch: " + what);
 }
 
 uint64_t as_hash(const msgpack::object& o, const char* what) {

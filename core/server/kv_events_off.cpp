@@ -4,12 +4,13 @@
 #include <stdexcept>
 
 #include "server/kv_event_publisher.h"
+#include "switchyard/common/error.h"
 
 namespace sy::server {
 
 KvEventPublisher::KvEventPublisher(KvEventsConfig c) : cfg_(std::move(c)) {
-  throw std::runtime_error(
-      "kv_events: this build has no KV cache events (SWITCHYARD_KV_EVENTS is off)");
+  throw sy::Error(SY_ERR_UNSUPPORTED,
+                  "kv_events: this build has no KV cache events (SWITCHYARD_KV_EVENTS is off)");
 }
 
 KvEventPublisher::~KvEventPublisher() = default;

@@ -1,5 +1,7 @@
 #include "server/metrics_registry.h"
 
+#include "switchyard/common/error.h"
+
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -69,7 +71,7 @@ void Registry::define_histogram(const std::string& name, const std::string& help
 Registry::Family& Registry::family(const std::string& name, Kind kind) {
   auto it = families_.find(name);
   if (it == families_.end() || it->second.kind != kind)
-    throw std::logic_error("metric " + name + " is not defined as that kind");
+    throw sy::Bug("metric " + name + " is not defined as that kind");
   return it->second;
 }
 

@@ -9,6 +9,7 @@
 #include "host/host_api.h"
 #include "host/log.h"
 #include "server/signals.h"
+#include "switchyard/common/error.h"
 
 namespace sy::server {
 namespace fs = std::filesystem;
@@ -44,12 +45,12 @@ void validate(engine::Variant& v, const std::string& name) {
   e.cancel(id);
   e.forget(id);
   if (!done)
-    throw std::runtime_error("variant '" + name +
-                             "': validation request did not finish within 10 s (scheduler " +
-                             v.scheduler->name() + ")");
+    throw sy::Error("variant '" + name +
+                    "': validation request did not finish within 10 s (scheduler " +
+                    v.scheduler->name() + ")");
   if (e.invalid_plans())
-    throw std::runtime_error("variant '" + name + "': scheduler " + v.scheduler->name() +
-                             " returned an invalid plan for the validation request");
+    throw sy::Error("variant '" + name + "': scheduler " + v.scheduler->name() +
+                    " returned an invalid plan for the validation request");
 }
 
 }  // namespace
@@ -74,11 +75,10 @@ std::shared_ptr<EngineRunner> Reloader::make_runner(const ServeVariant& v, uint3
   try {
     var = engine::Variant::build(v.config);
   } catch (const std::exception& e) {
-    throw std::runtime_error("variant '" + v.name + "': " + e.what());
+    throw sy::Error("variant '" + v.name + "': " + e.what());
   }
   if (!var->tokenizer)
-    throw std::runtime_error("variant '" + v.name + "': " + v.config.model.path +
-                             " has no text vocabulary");
+    throw sy::Error("variant '" + v.name + "': " + v.config.model.path + " has no text vocabulary");
   if (block_observer_) var->cache->pool().set_observer(block_observer_);
   validate(*var, v.name);
   return std::make_shared<EngineRunner>(v.name, std::move(var), max_queue, &metrics_, generation);

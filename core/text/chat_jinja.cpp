@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "jinja/template.h"
+#include "switchyard/common/error.h"
 #include "text/chat_template.h"
 #include "text/conversation.h"
 
@@ -41,28 +42,27 @@ std::string content_text(const Json& m) {
 }  // namespace
 
 Conversation conversation_from_json(const Json& j) {
-  if (!j.is_object()) throw std::invalid_argument("a conversation must be a JSON object");
+  if (!j.is_object()) throw sy::Error("a conversation must be a JSON object");
   Conversation c;
   if (!j.contains("messages") || !j["messages"].is_array())
-    throw std::invalid_argument("messages: expected an array");
+    throw sy::Error("messages: expected an array");
   c.messages = j["messages"];
   if (j.contains("tools")) c.tools = j["tools"];
   if (j.contains("documents")) c.documents = j["documents"];
   if (j.contains("add_generation_prompt")) {
     if (!j["add_generation_prompt"].is_boolean())
-      throw std::invalid_argument("add_generation_prompt: expected true or false");
+      throw sy::Error("add_generation_prompt: expected true or false");
     c.add_generation_prompt = j["add_generation_prompt"].get<bool>();
   }
   if (j.contains("kwargs") && !j["kwargs"].is_null()) {
-    if (!j["kwargs"].is_object()) throw std::invalid_argument("kwargs: expected an object");
+    if (!j["kwargs"].is_object()) throw sy::Error("kwargs: expected an object");
     c.kwargs = j["kwargs"];
   }
   if (j.contains("special_tokens") && !j["special_tokens"].is_null()) {
     if (!j["special_tokens"].is_object())
-      throw std::invalid_argument("special_tokens: expected an object of strings");
+      throw sy::Error("special_tokens: expected an object of strings");
     for (const auto& [k, v] : j["special_tokens"].items()) {
-      if (!v.is_string())
-        throw std::invalid_argument("special_tokens." + k + ": expected a string");
+      if (!v.is_string()) throw sy::Error("special_tokens." + k + ": expected a string");
       c.special_tokens.emplace_back(k, v.get<std::string>());
     }
   }
@@ -72,7 +72,7 @@ Conversation conversation_from_json(const Json& j) {
     const std::string s = j["strftime_now"].is_string() ? j["strftime_now"].get<std::string>() : "";
     if (std::sscanf(s.c_str(), "%4d-%2d-%2d", &y, &m, &d) != 3 || m < 1 || m > 12 || d < 1 ||
         d > 31)
-      throw std::invalid_argument("strftime_now: expected a date \"YYYY-MM-DD\"");
+      throw sy::Error("strftime_now: expected a date \"YYYY-MM-DD\"");
     t.tm_year = y - 1900;
     t.tm_mon = m - 1;
     t.tm_mday = d;
@@ -108,7 +108,7 @@ ChatTemplate ChatTemplate::jinja(const std::string& source) {
 }
 
 RenderedChat ChatTemplate::render(const Conversation& c) const {
-  if (!ok()) throw std::runtime_error(error_);
+  if (!ok()) throw sy::Error(error_);
   if (!jinja_ && format_) {
     std::vector<ChatMessage> msgs;
     for (const Json& m : c.messages)

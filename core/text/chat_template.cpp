@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "jinja/template.h"
+#include "switchyard/common/error.h"
 
 namespace sy::text {
 
@@ -150,7 +151,7 @@ ChatTemplate ChatTemplate::resolve(const std::string& configured_name,
   ChatTemplate c;
   if (!configured_name.empty()) {
     c.format_ = chat_format_by_name(configured_name);
-    if (!c.format_) throw std::invalid_argument("unknown chat template '" + configured_name + "'");
+    if (!c.format_) throw sy::Error("unknown chat template '" + configured_name + "'");
     return c;
   }
   if (!file_template) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "switchyard/common/error.h"
 #include "text/tokenizer.h"
 
 namespace sy::jinja {
@@ -93,9 +94,9 @@ RenderedChat render_chat(ChatFormat format, const std::vector<ChatMessage>& mess
 struct Conversation;  // text/conversation.h
 
 // A chat template that fails to render: the message names the template line.
-class ChatTemplateError : public std::runtime_error {
+class ChatTemplateError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // How a model's chats become prompts: [model] chat_template when configured (a built-in format);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "switchyard/common/error.h"
 #include "text/unicode.h"
 
 namespace sy::text::detail {
@@ -152,8 +153,8 @@ const PreTokenizer* find_pre_tokenizer(std::string_view name) {
 
 const PreTokenizer& require_pre_tokenizer(std::string_view name) {
   if (const PreTokenizer* p = find_pre_tokenizer(name)) return *p;
-  throw std::runtime_error("tokenizer.ggml.pre: unknown pre-tokenizer type: '" + std::string(name) +
-                           "'");
+  throw sy::Error(SY_ERR_UNSUPPORTED,
+                  "tokenizer.ggml.pre: unknown pre-tokenizer type: '" + std::string(name) + "'");
 }
 
 std::vector<std::string> pre_tokenizer_names() {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "switchyard/common/error.h"
 #include "text/unicode.h"
 
 namespace sy::text::detail {
@@ -91,8 +92,8 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw std::invalid_argument("regex '" + std::string(src_) + "': " + what + " at offset " +
-                                std::to_string(i_));
+    throw sy::Error("regex '" + std::string(src_) + "': " + what + " at offset " +
+                    std::to_string(i_));
   }
   bool more() const { return i_ < p_.size(); }
   uint32_t peek(size_t ahead = 0) const { return i_ + ahead < p_.size() ? p_[i_ + ahead] : 0; }

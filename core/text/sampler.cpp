@@ -2,6 +2,8 @@
 // our own code so a seed gives the same tokens with any standard library.
 #include "text/sampler.h"
 
+#include "switchyard/common/error.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -140,7 +142,7 @@ void Sampler::prompt(const std::vector<int32_t>& tokens) {
 }
 
 int32_t Sampler::sample(const float* logits, int32_t n_vocab, TokenLogprob* lp) {
-  if (n_vocab <= 0) throw std::invalid_argument("Sampler::sample: n_vocab must be positive");
+  if (n_vocab <= 0) throw sy::Error("Sampler::sample: n_vocab must be positive");
   const bool penalties = params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
   const bool repetition = params_.repetition_penalty != 1.0f;
   const float* x = logits;

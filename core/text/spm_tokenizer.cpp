@@ -3,6 +3,7 @@
 #include <queue>
 #include <stdexcept>
 
+#include "switchyard/common/error.h"
 #include "text/tokenizer_impl.h"
 
 namespace sy::text::detail {
@@ -102,7 +103,7 @@ class SpmTokenizer final : public VocabTokenizer {
       } else if (vocab_.unk >= 0) {
         out.push_back(vocab_.unk);
       } else {
-        throw std::runtime_error(
+        throw sy::Error(
             "encode: text has a character with no token, no byte token and "
             "the vocabulary has no unknown token");
       }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "grammar/token_trie.h"
+#include "switchyard/common/error.h"
 #include "text/tokenizer_impl.h"
 
 namespace sy::text {
@@ -102,8 +103,7 @@ std::vector<int32_t> tokenize(const Tokenizer& tokenizer, std::string_view text,
                               TokenizeOptions options) {
   std::vector<int32_t> ids = tokenizer.encode(text, options.bos, options.parse_special);
   if (options.eos) {
-    if (tokenizer.vocab().eos < 0)
-      throw std::runtime_error("add_eos: the vocabulary has no EOS token");
+    if (tokenizer.vocab().eos < 0) throw sy::Error("add_eos: the vocabulary has no EOS token");
     ids.push_back(tokenizer.vocab().eos);
   }
   return ids;
@@ -322,12 +322,12 @@ float VocabTokenizer::score(int32_t id) const {
 
 void VocabTokenizer::check_id(int32_t id) const {
   if (id < 0 || id >= n_vocab())
-    throw std::out_of_range("token id " + std::to_string(id) + " is out of range (" +
-                            std::to_string(n_vocab()) + " tokens)");
+    throw sy::Error("token id " + std::to_string(id) + " is out of range (" +
+                    std::to_string(n_vocab()) + " tokens)");
 }
 
 void VocabTokenizer::push_bos(std::vector<int32_t>& out) const {
-  if (vocab_.bos < 0) throw std::runtime_error("add_bos: the vocabulary has no BOS token");
+  if (vocab_.bos < 0) throw sy::Error("add_bos: the vocabulary has no BOS token");
   out.push_back(vocab_.bos);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gguf/gguf.h"
+#include "switchyard/common/error.h"
 #include "text/pretokenizer.h"
 #include "text/tokenizer_impl.h"
 
@@ -16,7 +17,7 @@ using gguf::Value;
 using gguf::ValueType;
 
 [[noreturn]] void fail(const std::string& m) {
-  throw std::runtime_error(m);
+  throw sy::Error(m);
 }
 
 bool is_int(ValueType t) {

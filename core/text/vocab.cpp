@@ -4,14 +4,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "switchyard/common/error.h"
 #include "text/tokenizer_impl.h"
 
 namespace sy::text {
 
 Vocab byte_level_vocab(int32_t n_vocab) {
   if (n_vocab < 259)
-    throw std::invalid_argument("byte_level_vocab needs n_vocab >= 259, got " +
-                                std::to_string(n_vocab));
+    throw sy::Error("byte_level_vocab needs n_vocab >= 259, got " + std::to_string(n_vocab));
   Vocab v;
   v.model = "llama";
   v.tokens.reserve(n_vocab);
@@ -41,7 +41,7 @@ Vocab byte_level_vocab(int32_t n_vocab) {
 namespace detail {
 
 void validate(const Vocab& v) {
-  auto fail = [](const std::string& m) { throw std::runtime_error("vocab: " + m); };
+  auto fail = [](const std::string& m) { throw sy::Error("vocab: " + m); };
   if (v.model != "llama" && v.model != "gpt2" && v.model != "gemma4")
     fail("model '" + v.model + "' is not supported (expected 'llama', 'gpt2' or 'gemma4')");
   if (v.model == "gemma4" && v.pre != "gemma4")

@@ -8,6 +8,7 @@
 #include "model/blocks/ops.h"
 #include "model/names.h"
 #include "switchyard/common/dtype.h"
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 
@@ -98,8 +99,8 @@ std::vector<TokenGroup> token_groups(const std::vector<SeqInput>& seqs, uint32_t
   uint32_t t = 0;
   for (const SeqInput& s : seqs) {
     if (s.n_expert_used < 0 || s.n_expert_used > static_cast<int32_t>(n_expert))
-      throw std::invalid_argument("forward: n_expert_used " + std::to_string(s.n_expert_used) +
-                                  " outside [0, " + std::to_string(n_expert) + "]");
+      throw sy::Error("forward: n_expert_used " + std::to_string(s.n_expert_used) +
+                      " outside [0, " + std::to_string(n_expert) + "]");
     const uint32_t k = s.n_expert_used ? static_cast<uint32_t>(s.n_expert_used) : default_k;
     if (s.n_tokens == 0) continue;
     if (!groups.empty() && groups.back().k == k)

@@ -18,6 +18,7 @@
 
 #include "host/host_api.h"
 #include "host/log.h"
+#include "switchyard/common/error.h"
 
 namespace sy::server::http {
 
@@ -187,7 +188,7 @@ int HttpServer::bind(const std::string& host, uint16_t port) {
   addrinfo* res = nullptr;
   const std::string service = std::to_string(port);
   if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0)
-    throw std::runtime_error("cannot resolve " + host + ": " + gai_strerror(rc));
+    throw sy::Error(SY_ERR_UNAVAILABLE, "cannot resolve " + host + ": " + gai_strerror(rc));
   std::string why = "no address";
   for (addrinfo* a = res; a; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -208,12 +209,12 @@ int HttpServer::bind(const std::string& host, uint16_t port) {
   }
   ::freeaddrinfo(res);
   if (listen_fd_ < 0)
-    throw std::runtime_error("cannot listen on " + host + ":" + service + ": " + why);
+    throw sy::Error(SY_ERR_UNAVAILABLE, "cannot listen on " + host + ":" + service + ": " + why);
   return port_;
 }
 
 void HttpServer::start() {
-  if (listen_fd_ < 0) throw std::logic_error("HttpServer::start before bind");
+  if (listen_fd_ < 0) throw sy::Bug("HttpServer::start before bind");
   // glibc raises its mmap threshold to the size of each large block freed, after which bodies
   // and documents of hundreds of kB come from the thread arenas and stay resident once freed.
   // A fixed threshold keeps every such buffer in its own mapping, given back on free.
@@ -221,7 +222,8 @@ void HttpServer::start() {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0)
-    throw std::runtime_error(std::string("cannot create the event loop: ") + std::strerror(errno));
+    throw sy::Error(SY_ERR_UNAVAILABLE,
+                    std::string("cannot create the event loop: ") + std::strerror(errno));
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = listen_fd_;
