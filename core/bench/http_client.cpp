@@ -1,12 +1,12 @@
 #include "bench/http_client.h"
 
-#include "switchyard/common/error.h"
-
 #include <httplib.h>
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "switchyard/common/error.h"
 
 namespace sy::bench {
 

@@ -1,8 +1,8 @@
 #include "engine/step_worker.h"
 
-#include "switchyard/common/error.h"
-
 #include <stdexcept>
+
+#include "switchyard/common/error.h"
 
 namespace sy::engine {
 

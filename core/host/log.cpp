@@ -1,10 +1,10 @@
 #include "host/log.h"
 
-#include "switchyard/common/error.h"
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <stdexcept>
+
+#include "switchyard/common/error.h"
 
 namespace sy {
 

@@ -1,10 +1,10 @@
 #include "model/flat_batch.h"
 
-#include "switchyard/common/error.h"
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 

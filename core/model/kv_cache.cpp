@@ -1,9 +1,9 @@
 #include "model/kv_cache.h"
 
-#include "switchyard/common/error.h"
-
 #include <stdexcept>
 #include <vector>
+
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 

@@ -1,9 +1,9 @@
 #include "model/ssm_calls.h"
 
-#include "switchyard/common/error.h"
-
 #include <stdexcept>
 #include <string>
+
+#include "switchyard/common/error.h"
 
 namespace sy::model {
 

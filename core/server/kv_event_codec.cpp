@@ -1,9 +1,9 @@
 #include "server/kv_event_codec.h"
 
-#include "switchyard/common/error.h"
-
 #include <msgpack.hpp>
 #include <stdexcept>
+
+#include "switchyard/common/error.h"
 
 namespace sy::server {
 namespace {

@@ -4,10 +4,6 @@
 
 namespace sy::server {
 
-bool kv_events_built() {
-  return SY_KV_EVENTS;
-}
-
 KvEventsConfig read_kv_events(const std::string& origin, const toml::table& t) {
   if (!kv_events_built())
     throw ConfigError(where(origin, t.source()) +

@@ -22,6 +22,7 @@ struct KvEventsConfig {
 };
 
 // Whether this build publishes KV events (SWITCHYARD_KV_EVENTS: ZeroMQ and msgpack were found).
+// Defined beside the publisher: kv_event_publisher.cpp says yes, kv_events_off.cpp no.
 bool kv_events_built();
 
 // Throws ConfigError("<origin>:<line>:<col>: serve.kv_events.<key>: <problem>"), and

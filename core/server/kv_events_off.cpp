@@ -1,12 +1,14 @@
 // KvEventPublisher in a build without ZeroMQ (SWITCHYARD_KV_EVENTS off). The config reader
 // refuses `[serve.kv_events]` with the file and line first (server/kv_events_config.cpp), so no
 // publisher is ever made; the constructor says why all the same.
-#include <stdexcept>
-
 #include "server/kv_event_publisher.h"
 #include "switchyard/common/error.h"
 
 namespace sy::server {
+
+bool kv_events_built() {
+  return false;
+}
 
 KvEventPublisher::KvEventPublisher(KvEventsConfig c) : cfg_(std::move(c)) {
   throw sy::Error(SY_ERR_UNSUPPORTED,

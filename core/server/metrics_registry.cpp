@@ -1,11 +1,11 @@
 #include "server/metrics_registry.h"
 
-#include "switchyard/common/error.h"
-
 #include <charconv>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+
+#include "switchyard/common/error.h"
 
 namespace sy::server {
 

@@ -2,8 +2,6 @@
 // our own code so a seed gives the same tokens with any standard library.
 #include "text/sampler.h"
 
-#include "switchyard/common/error.h"
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -12,6 +10,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include "switchyard/common/error.h"
 
 namespace sy::text {
 
